@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kvm-irqbypass: build Debian's irqbypass, kvm, kvm-intel, kvm-amd,
+# vfio-pci-core and vfio-pci with the kit's changes, out of tree.
+#
+#   make                      build for Debian 6.12 generic (default)
+#   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
+#   make list                 kernel packages apt offers for each target
+#   make check                build, sparse, checkpatch, testbed selftests
+#   make check-all            make check for all four targets
+#   make install / uninstall  into /lib/modules/<krel>/updates (root)
+#   make demo                 the interrupt-path matrix (see README)
+
+KLINE ?= 6.12
+FLAVOUR ?= generic
+export KLINE FLAVOUR
+ifdef KREL
+export KREL
+endif
+
+K := scripts/kit
+
+.PHONY: all modules list install uninstall check check-all clean distclean \
+	testbed sparse checkpatch symvers selftests
+
+all modules:
+	@$(K)/build.sh
+
+list:
+	@$(K)/list.sh
+
+install:
+	@$(K)/install.sh install
+
+uninstall:
+	@$(K)/install.sh uninstall
+
+check:
+	@$(K)/check.sh
+
+check-all:
+	@$(K)/check-all.sh
+
+sparse:
+	@$(K)/sparse.sh
+
+checkpatch:
+	@$(K)/checkpatch.sh
+
+symvers:
+	@$(K)/symvers.sh
+
+selftests:
+	@$(MAKE) -C tools/testing/selftests/kvm-irqbypass
+
+testbed:
+	@tools/testbed/run.sh --modules kit
+
+clean:
+	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report
+
+distclean:
+	rm -rf build

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared by the kit's scripts: resolve the target once, install what is
+# missing.  Source it; it sets KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG
+# KDIR and B (the build directory).
+
+kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=${KIT_BUILD:-$kit_top/build}
+
+die() { echo "kit: error: $*" >&2; exit 1; }
+step() { echo "kit: [$(date +%T)] $*"; }
+
+# Install Debian packages that are missing; refuse clearly when not root.
+kit_need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null |
+			grep -qx installed || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] ||
+		die "missing packages: ${missing[*]} (run as root, or apt-get install them)"
+	step "apt-get install ${missing[*]}"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "${missing[@]}" > "$B/apt.log" 2>&1; then
+		# A fresh machine may have stale or no package lists.
+		apt-get update -q >> "$B/apt.log" 2>&1
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "${missing[@]}" >> "$B/apt.log" 2>&1 ||
+			{ tail -n 20 "$B/apt.log" >&2; die "apt-get install ${missing[*]} failed"; }
+	fi
+}
+
+# Resolve KLINE/FLAVOUR (or KREL) to packages; cached until dpkg or apt's
+# lists change, since apt-cache takes seconds.
+kit_target() {
+	local key cache
+	mkdir -p "$B"
+	if [ -n "${KREL:-}" ]; then key=krel-$KREL; else key=${KLINE:-6.12}-${FLAVOUR:-generic}; fi
+	cache=$B/.target-$key.env
+	if [ ! -s "$cache" ] || [ /var/lib/dpkg/status -nt "$cache" ] ||
+	   [ /var/cache/apt/pkgcache.bin -nt "$cache" ]; then
+		if [ -z "$(apt-cache policy "linux-source-${KLINE:-6.12}" 2>/dev/null)" ] &&
+		   [ "$(id -u)" -eq 0 ]; then
+			step "apt-get update (no package lists yet)"
+			apt-get update -q > "$B/apt.log" 2>&1 || true
+		fi
+		if [ -n "${KREL:-}" ]; then
+			"$kit_top/scripts/kit/target.sh" --krel "$KREL" > "$cache.tmp"
+		else
+			"$kit_top/scripts/kit/target.sh" "${KLINE:-6.12}" "${FLAVOUR:-generic}" > "$cache.tmp"
+		fi || { rm -f "$cache.tmp"; exit 1; }
+		mv "$cache.tmp" "$cache"
+	fi
+	# shellcheck disable=SC1090
+	. "$cache"
+	export KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG KDIR
+}
+
+# Source and headers must be the same Debian version.
+kit_check_versions() {
+	local s h
+	s=$(dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null || true)
+	h=$(dpkg-query -W -f='${Version}' "$HDRPKG" 2>/dev/null || true)
+	[ -n "$h" ] || die "$HDRPKG is not installed (headers for $KREL missing)"
+	[ "$s" = "$h" ] ||
+		die "$SRCPKG $s and $HDRPKG $h disagree: install the same version of both"
+	[ -d "$KDIR" ] || die "$KDIR missing: $HDRPKG is broken"
+}

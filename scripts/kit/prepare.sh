@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Lay out the M= build tree for one target:
+#   1. extract the needed subtrees of Debian's linux-source once per source
+#      version into build/src/ (the xz must be decompressed whole: 10-20 s);
+#   2. assemble a stage: pristine files + our files + our hook patches;
+#   3. copy into build/<krel>/ only the files whose content changed, so an
+#      incremental build recompiles only what an edit touched.
+#
+# Usage: prepare.sh   (target variables in the environment, see target.sh)
+set -euo pipefail
+
+: "${KREL:?}" "${SRCPKG:?}" "${SRCVER:?}" "${KLINE:?}"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${KIT_BUILD:-$top/build}
+die() { echo "kit: error: $*" >&2; exit 1; }
+
+# What we take from the distro source.  Headers are listed one by one: only
+# those we overlay or patch; everything else comes from the headers package.
+extract_paths="virt arch/x86/kvm drivers/vfio
+include/linux/irqbypass.h include/linux/kvm_host.h include/linux/kvm_types.h
+include/linux/kvm_irqfd.h include/uapi/linux/kvm.h include/linux/vfio.h
+include/linux/vfio_pci_core.h include/uapi/linux/vfio.h
+scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
+
+tarball=/usr/src/$SRCPKG.tar.xz
+[ -f "$tarball" ] || die "$tarball missing (apt-get install $SRCPKG)"
+pristine=$B/src/$SRCPKG-$SRCVER
+stamp="$SRCVER $(echo $extract_paths)"
+if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
+	echo "kit: extracting $SRCPKG $SRCVER (only: $(echo $extract_paths | wc -w) paths)"
+	start=$SECONDS
+	rm -rf "$pristine" "$pristine.tmp"
+	mkdir -p "$pristine.tmp"
+	members=
+	for p in $extract_paths; do members="$members $SRCPKG/$p"; done
+	# shellcheck disable=SC2086 # word splitting wanted
+	tar -xJf "$tarball" -C "$pristine.tmp" --strip-components=1 $members ||
+		die "extracting $tarball failed"
+	echo "$stamp" > "$pristine.tmp/.kit-extracted"
+	mv "$pristine.tmp" "$pristine"
+	echo "kit: extracted in $((SECONDS - start)) s"
+fi
+
+tree=$B/$KREL
+stage=$B/.stage-$KREL
+rm -rf "$stage"
+cp -a "$pristine" "$stage"
+rm -f "$stage/.kit-extracted"
+
+# Our files.  Kbuild files in a directory take precedence over the distro's
+# Makefile there, so glue needs no change to stock Makefiles.
+(cd "$top" && find Kbuild virt arch drivers include -type f \
+	\! -name '*.o' \! -name '*.ko' \! -name '.*' 2>/dev/null) |
+	while read -r f; do
+		mkdir -p "$stage/$(dirname "$f")"
+		cp "$top/$f" "$stage/$f"
+	done
+
+# Our hook patches, in series order.  A patch that does not apply stops the
+# build and names itself.
+series=$top/patches/$KLINE/series
+if [ -f "$series" ]; then
+	grep -v -E '^\s*(#|$)' "$series" | while read -r p _; do
+		pf=$top/patches/$KLINE/$p
+		[ -f "$pf" ] || die "patches/$KLINE/series names $p, which does not exist"
+		if ! out=$(patch -p1 -d "$stage" --forward --batch --no-backup-if-mismatch \
+				-r - < "$pf" 2>&1); then
+			echo "$out" >&2
+			die "patch patches/$KLINE/$p does not apply to $SRCPKG $SRCVER"
+		fi
+	done
+fi
+
+# Copy changed content only; keep build products.
+mkdir -p "$tree"
+rsync -rlc --delete \
+	--filter='P *.o' --filter='P *.ko' --filter='P .*.cmd' --filter='P *.mod' \
+	--filter='P *.mod.c' --filter='P *.order' --filter='P Module.symvers' \
+	--filter='P *.s' --filter='P *.a' --filter='P kvm-asm-offsets.h' \
+	--filter='P .tmp*' --filter='P *.dwo' --filter='P .*.d' --filter='P *.ko.*' \
+	--filter='P .kit-*' \
+	"$stage/" "$tree/"
+rm -rf "$stage"
