@@ -51,8 +51,16 @@ rm -f "$stage/.kit-extracted"
 
 # Our files.  Kbuild files in a directory take precedence over the distro's
 # Makefile there, so glue needs no change to stock Makefiles.
-(cd "$top" && find Kbuild virt arch drivers include -type f \
-	\! -name '*.o' \! -name '*.ko' \! -name '.*' 2>/dev/null) |
+# KIT_TRACKED_ONLY=1 builds exactly what git tracks (as CI sees it).
+kit_files() {
+	if [ "${KIT_TRACKED_ONLY:-0}" = 1 ]; then
+		git -C "$top" ls-files -- Kbuild virt arch drivers include
+	else
+		(cd "$top" && find Kbuild virt arch drivers include -type f \
+			\! -name '*.o' \! -name '*.ko' \! -name '.*' 2>/dev/null)
+	fi
+}
+kit_files |
 	while read -r f; do
 		mkdir -p "$stage/$(dirname "$f")"
 		cp "$top/$f" "$stage/$f"

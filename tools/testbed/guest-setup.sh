@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs inside the testbed, chrooted into the host's root: load the module
+# set (ours from updates/ or all stock, as the admin's modprobe would), bind
+# the edu devices to vfio-pci, run the requested command, save dmesg.
+# $1: the run's output directory (writable, shared with the host).
+out=$1
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+. "$out/env"
+echo "# testbed: setup"
+cd "$KIT_REPO" || exit 98
+
+mp() {
+	modprobe -d "$MODROOT" -S "$KREL" "$@" ||
+		{ echo "# testbed: modprobe $* failed"; exit 97; }
+}
+# Modules the tests use: KVM (AMD: TCG's -cpu max has SVM), VFIO PCI.
+mp kvm_amd
+mp vfio_iommu_type1 allow_unsafe_interrupts=1
+mp vfio_pci
+
+# edu (1234:11e8) goes to vfio-pci: there is no host driver for it.
+for d in /sys/bus/pci/devices/*; do
+	[ "$(cat "$d/vendor")" = 0x1234 ] && [ "$(cat "$d/device")" = 0x11e8 ] || continue
+	echo vfio-pci > "$d/driver_override"
+	echo "${d##*/}" > /sys/bus/pci/drivers_probe
+done
+
+echo "# testbed: kernel $(uname -r), modules: $KIT_MODULES"
+for m in irqbypass kvm kvm_amd vfio_pci_core vfio_pci; do
+	[ -d "/sys/module/$m" ] || continue
+	echo "# testbed: $m $(cat /sys/module/$m/taint 2>/dev/null) $(modinfo -F filename -b "$MODROOT" -k "$KREL" "$m")"
+done
+
+bash "$out/cmd.sh"
+rc=$?
+dmesg > "$out/dmesg.txt"
+exit $rc
