@@ -9,13 +9,9 @@ kit_target
 kit_need_pkgs "$SRCPKG" "$HDRPKG" make gcc rsync patch xz-utils dwarves kmod
 kit_check_versions
 start=$SECONDS
-"$kit_top/scripts/kit/prepare.sh"
 tree=$B/$KREL
-step "building in build/$KREL against $HDRPKG"
-# Overlaid headers must win over the headers package: NOSTDINC_FLAGS is the
-# only flag variable placed before LINUXINCLUDE (the kernel sets it to
-# -nostdinc, which we keep).
-make -C "$KDIR" M="$tree" KIT_TREE="$tree" KCFLAGS=-Werror \
-	NOSTDINC_FLAGS="-nostdinc -I$tree/include -I$tree/include/uapi" \
-	-j"$(nproc)" ${KIT_MAKEFLAGS:-} modules
+[ "${KIT_STOCK:-0}" = 1 ] && tree=$B/$KREL.stock
+KIT_TREE_DIR=$tree "$kit_top/scripts/kit/prepare.sh"
+step "building in ${tree#"$kit_top"/} against $HDRPKG"
+kit_make "$tree" modules
 step "built $(find "$tree" -name '*.ko' | wc -l) modules in $((SECONDS - start)) s"

@@ -67,3 +67,13 @@ kit_check_versions() {
 		die "$SRCPKG $s and $HDRPKG $h disagree: install the same version of both"
 	[ -d "$KDIR" ] || die "$KDIR missing: $HDRPKG is broken"
 }
+
+# Run kbuild on an M= tree.  Overlaid headers must win over the headers
+# package: NOSTDINC_FLAGS is the only flag variable placed before
+# LINUXINCLUDE (the kernel sets it to -nostdinc, which we keep).
+kit_make() {
+	local tree=$1; shift
+	make -C "$KDIR" M="$tree" KIT_TREE="$tree" KCFLAGS=-Werror \
+		NOSTDINC_FLAGS="-nostdinc -I$tree/include -I$tree/include/uapi" \
+		-j"$(nproc)" ${KIT_MAKEFLAGS:-} "$@"
+}

@@ -43,8 +43,8 @@ if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
 	echo "kit: extracted in $((SECONDS - start)) s"
 fi
 
-tree=$B/$KREL
-stage=$B/.stage-$KREL
+tree=${KIT_TREE_DIR:-$B/$KREL}
+stage=$tree.stage
 rm -rf "$stage"
 cp -a "$pristine" "$stage"
 rm -f "$stage/.kit-extracted"
@@ -52,8 +52,12 @@ rm -f "$stage/.kit-extracted"
 # Our files.  Kbuild files in a directory take precedence over the distro's
 # Makefile there, so glue needs no change to stock Makefiles.
 # KIT_TRACKED_ONLY=1 builds exactly what git tracks (as CI sees it).
+# KIT_STOCK=1 lays out the distro's code with the build glue alone and no
+# patches (build/<krel>.stock/: the reference for sparse and symvers).
 kit_files() {
-	if [ "${KIT_TRACKED_ONLY:-0}" = 1 ]; then
+	if [ "${KIT_STOCK:-0}" = 1 ]; then
+		(cd "$top" && find Kbuild arch drivers -name Kbuild)
+	elif [ "${KIT_TRACKED_ONLY:-0}" = 1 ]; then
 		git -C "$top" ls-files -- Kbuild virt arch drivers include
 	else
 		(cd "$top" && find Kbuild virt arch drivers include -type f \
@@ -69,7 +73,7 @@ kit_files |
 # Our hook patches, in series order.  A patch that does not apply stops the
 # build and names itself.
 series=$top/patches/$KLINE/series
-if [ -f "$series" ]; then
+if [ -f "$series" ] && [ "${KIT_STOCK:-0}" != 1 ]; then
 	grep -v -E '^\s*(#|$)' "$series" | while read -r p _; do
 		pf=$top/patches/$KLINE/$p
 		[ -f "$pf" ] || die "patches/$KLINE/series names $p, which does not exist"

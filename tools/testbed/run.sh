@@ -59,7 +59,8 @@ fi
 # 2. The module tree modprobe sees: stock, or stock + ours in updates/.
 if [ "$modules" = kit ]; then
 	modroot=$tb/kit-modules
-	mapfile -t kos < <(find "$B/$KREL" -name '*.ko' | sort)
+	# What the last build produced (a stale .ko of a removed source is not).
+	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$B/$KREL"'/\1#' "$B/$KREL/modules.order")
 	[ ${#kos[@]} -ge 6 ] || die "build/$KREL has ${#kos[@]} modules: run make first"
 	rm -rf "$modroot"
 	mkdir -p "$modroot/lib/modules/$KREL/updates"
@@ -107,7 +108,7 @@ rm -rf "$out"; mkdir -p "$out"
 	echo "MODROOT=$modroot"
 	echo "KIT_REPO=$kit_top"
 	echo "KIT_MODULES=$modules"
-	echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL=$KREL KIT_MODULES=$modules"
+	echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL KIT_MODULES MODROOT KIT_REPO"
 } > "$out/env"
 printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 

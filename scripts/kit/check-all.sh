@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make check-all: make check for 6.12 and 6.1, generic and rt, one after the
+# other (never in parallel on a 2-core machine), and one total line.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tp=0 tf=0 ts=0 bad=()
+for t in 6.12:generic 6.12:rt 6.1:generic 6.1:rt; do
+	echo "===== make check KLINE=${t%:*} FLAVOUR=${t#*:}"
+	out=$(KLINE=${t%:*} FLAVOUR=${t#*:} "$top/scripts/kit/check.sh" 2>&1 | tee /dev/stderr | tail -n 1)
+	read -r p _ f _ s _ <<< "${out//,/}"
+	[[ "$p" =~ ^[0-9]+$ ]] || { p=0; f=1; }
+	[[ "$s" =~ ^[0-9]+$ ]] || s=0
+	tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + s))
+	[ "$f" -eq 0 ] || bad+=("$t")
+done
+[ ${#bad[@]} -gt 0 ] && echo "check-all: failing targets: ${bad[*]}"
+echo "$tp passed, $tf failed, $ts skipped"
+[ "$tf" -eq 0 ]

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make check: build, exported-symbol CRCs, sparse against the stock
+# baseline, checkpatch, then the testbed (module checks, in-kernel tests,
+# selftests) with our modules.  Every step and every TAP test counts; the
+# last line is "N passed, N failed".
+#   KIT_CHECK_SKIP="sparse checkpatch"  skip steps (counted as skipped)
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+passed=0 failed=0 skipped=0 failures=()
+kit_target || exit 1
+log=$B/check-$KREL
+mkdir -p "$log"
+
+record() {	# record NAME RC
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1)); echo "check: PASS $1"
+	else
+		failed=$((failed + 1)); failures+=("$1"); echo "check: FAIL $1"
+	fi
+}
+
+run_step() {	# run_step NAME CMD...: output in build/check-<krel>/NAME.log
+	local name=$1 rc start=$SECONDS; shift
+	if [[ " ${KIT_CHECK_SKIP:-} " == *" $name "* ]]; then
+		skipped=$((skipped + 1)); echo "check: SKIP $name (KIT_CHECK_SKIP)"
+		return 0
+	fi
+	step "check: $name"
+	"$@" > "$log/$name.log" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || tail -n 25 "$log/$name.log"
+	grep -E '^(symvers|sparse|checkpatch): ' "$log/$name.log" | tail -n 3
+	echo "check: $name took $((SECONDS - start)) s"
+	record "$name" $rc
+	return $rc
+}
+
+finish() {
+	[ ${#failures[@]} -gt 0 ] && echo "check: failed: ${failures[*]}"
+	echo "check: $KLINE $FLAVOUR ($KREL), logs in ${log#"$kit_top"/}/"
+	if [ "$skipped" -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+run_step build "$kit_top/scripts/kit/build.sh" || finish
+run_step symvers "$kit_top/scripts/kit/symvers.sh"
+run_step sparse "$kit_top/scripts/kit/sparse.sh"
+run_step checkpatch "$kit_top/scripts/kit/checkpatch.sh"
+sel=$B/selftests
+run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$sel" || finish
+
+step "check: testbed ($KREL, kit modules)"
+"$kit_top/tools/testbed/run.sh" --modules kit --name check -- \
+	tools/testbed/run_all_tests.sh "$sel" | tee "$log/testbed.log"
+rc=${PIPESTATUS[0]}
+tb_pass=$(grep -cE '^ok [0-9]+' "$log/testbed.log" | head -n 1)
+tb_skip=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$log/testbed.log" | head -n 1)
+tb_fail=$(grep -cE '^not ok [0-9]+' "$log/testbed.log" | head -n 1)
+passed=$((passed + tb_pass - tb_skip))
+skipped=$((skipped + tb_skip))
+failed=$((failed + tb_fail))
+[ "$tb_fail" -gt 0 ] && failures+=("$(grep -E '^not ok' "$log/testbed.log" | head -n 5 | tr '\n' ';')")
+# A testbed that crashed, timed out or logged a splat fails as a whole,
+# even when every TAP line it printed said ok.
+case $rc in
+0) ;;
+124) record "testbed (timed out)" 1 ;;
+125) record "testbed (kernel splat: $(head -n 1 "$B/testbed/$KREL/check/splats.txt"))" 1 ;;
+*) [ "$tb_fail" -gt 0 ] || record "testbed (exit $rc)" 1 ;;
+esac
+finish

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs in the testbed after guest-setup.sh loaded the module set: TAP checks
+# that the modules an admin would get from modprobe are the ones expected
+# (ours from updates/ with "kit", the distro's with "stock"), and that stock
+# modules built against the distro's exports still load against ours.
+set -u
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
+mi() { modinfo -b "$MODROOT" -k "$KREL" "$@" 2>/dev/null; }
+
+echo "TAP version 13"
+echo "1..8"
+for m in irqbypass kvm kvm_amd vfio_pci_core vfio_pci; do
+	f=$(mi -F filename "$m")
+	want=kernel/
+	[ "$KIT_MODULES" = kit ] && want=updates/
+	# The loaded module is the file modprobe resolved iff srcversions match.
+	if [ -d "/sys/module/$m" ] && [[ "$f" == *"/$want"* ]] &&
+	   [ "$(cat "/sys/module/$m/srcversion" 2>/dev/null)" = "$(mi -F srcversion "$m")" ]; then
+		ok "$m loaded from $want"
+	else
+		nok "$m loaded from $want (modprobe resolves $f)"
+	fi
+done
+for m in vfio vfio_iommu_type1; do
+	if [ -d "/sys/module/$m" ] && [[ "$(mi -F filename "$m")" == */kernel/* ]]; then
+		ok "stock $m loaded against these modules"
+	else
+		nok "stock $m loaded against these modules"
+	fi
+done
+# vhost_vdpa imports irqbypass's exports: a CRC mismatch refuses the load.
+if modprobe -d "$MODROOT" -S "$KREL" vhost_vdpa && [ -d /sys/module/vhost_vdpa ]; then
+	ok "stock vhost_vdpa loads against irqbypass"
+	modprobe -r -d "$MODROOT" -S "$KREL" vhost_vdpa
+else
+	nok "stock vhost_vdpa loads against irqbypass"
+fi
+exit $fail
