@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Small KVM helper for the kvm-irqbypass selftests; see kvm_util_lite.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvm_util_lite.h"
+#include "tap.h"
+
+/* Where KVM may put the TSS and EPT identity map: just below the BIOS. */
+#define KVM_TSS_GPA		0xfffbd000
+#define KVM_IDENTITY_MAP_GPA	0xfffbc000
+
+#define GDT_CODE32_FLAT		0x00cf9b000000ffffULL
+#define GDT_DATA32_FLAT		0x00cf93000000ffffULL
+#define IDT_GATE_INTR32		0x8e00	/* present, DPL 0, 32-bit interrupt */
+
+#define CPUID_MAX_ENTRIES	256
+
+const char *irqchip_name(enum irqchip_mode mode)
+{
+	switch (mode) {
+	case IRQCHIP_NONE:
+		return "no irqchip";
+	case IRQCHIP_KERNEL:
+		return "in-kernel irqchip";
+	case IRQCHIP_SPLIT:
+		return "split irqchip";
+	}
+	return "?";
+}
+
+int kvm_open_or_bail(void)
+{
+	int fd, version;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		tap_bail("/dev/kvm: %s", strerror(errno));
+	version = ioctl(fd, KVM_GET_API_VERSION, 0);
+	if (version != KVM_API_VERSION)
+		tap_bail("/dev/kvm: API version %d, expected %d", version,
+			 KVM_API_VERSION);
+	return fd;
+}
+
+static int vm_create_irqchip(struct lite_vm *vm)
+{
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_SPLIT_IRQCHIP,
+		.args[0] = SPLIT_IRQCHIP_PINS,
+	};
+
+	switch (vm->irqchip) {
+	case IRQCHIP_NONE:
+		return 0;
+	case IRQCHIP_KERNEL:
+		if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+			tap_diag("KVM_CREATE_IRQCHIP: %s", strerror(errno));
+			return -errno;
+		}
+		return 0;
+	case IRQCHIP_SPLIT:
+		if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
+			tap_diag("KVM_ENABLE_CAP(SPLIT_IRQCHIP): %s",
+				 strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* GDT, exception stubs and guest code never change after creation. */
+static void vm_load_image(struct lite_vm *vm)
+{
+	u64 *gdt = (u64 *)(vm->ram + GUEST_GDT_GPA);
+	size_t len = guest_code_end - guest_code_start;
+
+	gdt[0] = 0;
+	gdt[GUEST_CS_SEL / 8] = GDT_CODE32_FLAT;
+	gdt[GUEST_DS_SEL / 8] = GDT_DATA32_FLAT;
+	memcpy(vm->ram + GUEST_CODE_GPA, guest_code_start, len);
+}
+
+struct lite_vm *vm_create(enum irqchip_mode mode)
+{
+	struct lite_vm *vm;
+	int ret;
+
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return NULL;
+	vm->vm_fd = -1;
+	vm->vcpu_fd = -1;
+	vm->irqchip = mode;
+	vm->kvm_fd = kvm_open_or_bail();
+
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		tap_diag("KVM_CREATE_VM: %s", strerror(errno));
+		goto fail;
+	}
+	/* Needed before the first KVM_RUN on Intel; harmless on AMD. */
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_GPA) < 0) {
+		tap_diag("KVM_SET_TSS_ADDR: %s", strerror(errno));
+		goto fail;
+	}
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+		  KVM_CAP_SET_IDENTITY_MAP_ADDR) > 0) {
+		u64 addr = KVM_IDENTITY_MAP_GPA;
+
+		if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &addr) < 0)
+			tap_diag("KVM_SET_IDENTITY_MAP_ADDR: %s (ignored)",
+				 strerror(errno));
+	}
+	if (vm_create_irqchip(vm))
+		goto fail;
+
+	vm->ram = mmap(NULL, GUEST_RAM_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->ram == MAP_FAILED) {
+		vm->ram = NULL;
+		tap_diag("guest RAM: %s", strerror(errno));
+		goto fail;
+	}
+	vm->params = (struct guest_params *)(vm->ram + GUEST_PARAMS_GPA);
+	ret = vm_add_memory(vm, 0, vm->ram, GUEST_RAM_SIZE);
+	if (ret)
+		goto fail;
+	vm_load_image(vm);
+	return vm;
+
+fail:
+	vm_destroy(vm);
+	return NULL;
+}
+
+void vm_destroy(struct lite_vm *vm)
+{
+	if (!vm)
+		return;
+	if (vm->run)
+		munmap(vm->run, vm->run_size);
+	if (vm->vcpu_fd >= 0)
+		close(vm->vcpu_fd);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->ram)
+		munmap(vm->ram, GUEST_RAM_SIZE);
+	close(vm->kvm_fd);
+	free(vm);
+}
+
+int vm_add_memory(struct lite_vm *vm, u64 gpa, void *hva, size_t size)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = vm->next_slot,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uintptr_t)hva,
+	};
+
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		tap_diag("KVM_SET_USER_MEMORY_REGION(slot %u, gpa 0x%llx, size 0x%zx): %s",
+			 vm->next_slot, (unsigned long long)gpa, size,
+			 strerror(errno));
+		return -errno;
+	}
+	vm->next_slot++;
+	return 0;
+}
+
+static void idt_set_gate(struct lite_vm *vm, unsigned int vector,
+			 const char *handler)
+{
+	u32 *idt = (u32 *)(vm->ram + GUEST_IDT_GPA);
+	u32 addr = GUEST_CODE_GPA + (u32)(handler - guest_code_start);
+
+	idt[vector * 2] = (addr & 0xffff) | (GUEST_CS_SEL << 16);
+	idt[vector * 2 + 1] = (addr & 0xffff0000) | IDT_GATE_INTR32;
+}
+
+static void vm_build_idt(struct lite_vm *vm, unsigned int test_vector)
+{
+	unsigned int v;
+
+	for (v = 0; v < 32; v++)
+		idt_set_gate(vm, v, guest_fault_stubs + v * GUEST_FAULT_STUB_SIZE);
+	for (v = 32; v < 256; v++)
+		idt_set_gate(vm, v, v == test_vector ? guest_isr :
+			     guest_unexpected_irq);
+}
+
+/*
+ * Give the vCPU the host's supported CPUID so KVM derives a sane
+ * MAXPHYADDR and LAPIC model, as a real VMM would.
+ */
+static int vcpu_set_cpuid(struct lite_vm *vm)
+{
+	struct kvm_cpuid2 *cpuid;
+	int ret = 0;
+
+	cpuid = calloc(1, sizeof(*cpuid) +
+		       CPUID_MAX_ENTRIES * sizeof(cpuid->entries[0]));
+	if (!cpuid)
+		return -ENOMEM;
+	cpuid->nent = CPUID_MAX_ENTRIES;
+	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) < 0 ||
+	    ioctl(vm->vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
+		ret = -errno;
+		tap_diag("KVM_{GET_SUPPORTED,SET}_CPUID: %s", strerror(errno));
+	}
+	free(cpuid);
+	return ret;
+}
+
+static void flat_segment(struct kvm_segment *seg, u16 selector,
+			 u8 type)
+{
+	memset(seg, 0, sizeof(*seg));
+	seg->base = 0;
+	seg->limit = 0xffffffff;
+	seg->selector = selector;
+	seg->type = type;
+	seg->present = 1;
+	seg->db = 1;
+	seg->s = 1;
+	seg->g = 1;
+}
+
+static int vcpu_set_protected_mode(struct lite_vm *vm)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
+		goto fail;
+	flat_segment(&sregs.cs, GUEST_CS_SEL, 0xb);	/* code, read, accessed */
+	flat_segment(&sregs.ds, GUEST_DS_SEL, 0x3);	/* data, write, accessed */
+	sregs.es = sregs.ds;
+	sregs.fs = sregs.ds;
+	sregs.gs = sregs.ds;
+	sregs.ss = sregs.ds;
+	sregs.gdt.base = GUEST_GDT_GPA;
+	sregs.gdt.limit = 3 * 8 - 1;
+	sregs.idt.base = GUEST_IDT_GPA;
+	sregs.idt.limit = 256 * 8 - 1;
+	/* PE | ET | NE, caches on, paging off: LAPIC/IOAPIC reachable 1:1. */
+	sregs.cr0 = 0x31;
+	sregs.cr3 = 0;
+	sregs.cr4 = 0;
+	sregs.efer = 0;
+	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
+		goto fail;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = GUEST_CODE_GPA + (guest_entry - guest_code_start);
+	regs.rsp = GUEST_STACK_TOP;
+	regs.rflags = 0x2;	/* reserved bit; IF stays clear until sti */
+	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs) < 0)
+		goto fail;
+	return 0;
+fail:
+	tap_diag("vCPU register setup: %s", strerror(errno));
+	return -errno;
+}
+
+int vm_start_guest(struct lite_vm *vm, const struct guest_params *params)
+{
+	int size, ret;
+
+	*vm->params = *params;
+	vm->params->count = 0;
+	vm_build_idt(vm, params->vector);
+
+	vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
+	if (vm->vcpu_fd < 0) {
+		tap_diag("KVM_CREATE_VCPU: %s", strerror(errno));
+		return -errno;
+	}
+	size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (size < (int)sizeof(struct kvm_run)) {
+		tap_diag("KVM_GET_VCPU_MMAP_SIZE: %d", size);
+		return -EINVAL;
+	}
+	vm->run_size = size;
+	vm->run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       vm->vcpu_fd, 0);
+	if (vm->run == MAP_FAILED) {
+		vm->run = NULL;
+		tap_diag("mmap(kvm_run): %s", strerror(errno));
+		return -errno;
+	}
+	ret = vcpu_set_cpuid(vm);
+	if (ret)
+		return ret;
+	return vcpu_set_protected_mode(vm);
+}
+
+int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector)
+{
+	struct {
+		struct kvm_irq_routing hdr;
+		struct kvm_irq_routing_entry entry;
+	} table = {
+		.hdr.nr = 1,
+		.entry = {
+			.gsi = gsi,
+			.type = KVM_IRQ_ROUTING_MSI,
+			/* Fixed delivery, physical destination APIC ID 0. */
+			.u.msi.address_lo = LAPIC_BASE,
+			.u.msi.data = vector,
+		},
+	};
+
+	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0) {
+		tap_diag("KVM_SET_GSI_ROUTING(gsi %u -> vector 0x%x): %s", gsi,
+			 vector, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
+	     int resamplefd)
+{
+	struct kvm_irqfd irqfd = {
+		.fd = fd,
+		.gsi = gsi,
+		.flags = flags,
+		.resamplefd = resamplefd,
+	};
+
+	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
+}
+
+/*
+ * Bounded KVM_RUN: a one-shot SIGALRM sets immediate_exit, so the run
+ * returns -EINTR whether the signal lands inside KVM_RUN (the vCPU may be
+ * blocked in HLT) or just before it.
+ */
+static struct kvm_run *alarm_run;
+
+static void alarm_handler(int sig)
+{
+	struct kvm_run *run = READ_ONCE(alarm_run);
+
+	(void)sig;
+	if (run)
+		WRITE_ONCE(run->immediate_exit, 1);
+}
+
+static void alarm_install(void)
+{
+	static bool installed;
+	struct sigaction sa;
+
+	if (installed)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = alarm_handler;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: KVM_RUN must come back with EINTR. */
+	sigaction(SIGALRM, &sa, NULL);
+	installed = true;
+}
+
+static void alarm_arm(s64 ms)
+{
+	struct itimerval it = { 0 };
+
+	it.it_value.tv_sec = ms / 1000;
+	it.it_value.tv_usec = (ms % 1000) * 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static s64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (s64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void dump_guest_state(struct lite_vm *vm)
+{
+	struct kvm_regs regs;
+	u32 esp, i;
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs) < 0)
+		return;
+	tap_diag("guest eip=0x%llx esp=0x%llx eflags=0x%llx count=%u",
+		 (unsigned long long)regs.rip, (unsigned long long)regs.rsp,
+		 (unsigned long long)regs.rflags, guest_count(vm));
+	esp = (u32)regs.rsp;
+	for (i = 0; i < 6 && esp + 4 * i + 4 <= GUEST_RAM_SIZE; i++)
+		tap_diag("  stack[%u] = 0x%08x", i,
+			 *(u32 *)(vm->ram + esp + 4 * i));
+}
+
+static int handle_io_exit(struct lite_vm *vm, struct guest_exit *ex)
+{
+	struct kvm_run *run = vm->run;
+	u32 value = 0;
+
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1) {
+		tap_diag("unexpected port %s 0x%x size %u count %u",
+			 run->io.direction == KVM_EXIT_IO_OUT ? "out" : "in",
+			 run->io.port, run->io.size, run->io.count);
+		return -EPROTO;
+	}
+	memcpy(&value, (u8 *)run + run->io.data_offset,
+	       run->io.size < 4 ? run->io.size : 4);
+
+	switch (run->io.port) {
+	case GUEST_PORT_FAULT:
+		tap_diag("guest exception, vector %u", value);
+		dump_guest_state(vm);
+		return -EFAULT;
+	case GUEST_PORT_UNEXPECTED:
+		tap_diag("guest got unexpected interrupt vector 0x%x (0: spurious)",
+			 value);
+		return -EPROTO;
+	case GUEST_PORT_READY:
+	case GUEST_PORT_PRE_EOI:
+	case GUEST_PORT_POST_EOI:
+	case GUEST_PORT_DONE:
+		ex->port = run->io.port;
+		ex->value = value;
+		return 0;
+	}
+	tap_diag("out to unknown port 0x%x value 0x%x", run->io.port, value);
+	return -EPROTO;
+}
+
+int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
+{
+	s64 deadline = now_ms() + timeout_ms;
+	struct kvm_run *run = vm->run;
+	int ret, err;
+
+	alarm_install();
+	for (;;) {
+		s64 left = deadline - now_ms();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		WRITE_ONCE(run->immediate_exit, 0);
+		WRITE_ONCE(alarm_run, run);
+		alarm_arm(left);
+		ret = ioctl(vm->vcpu_fd, KVM_RUN, 0);
+		err = errno;
+		alarm_arm(0);
+		WRITE_ONCE(alarm_run, NULL);
+		WRITE_ONCE(run->immediate_exit, 0);
+		if (ret < 0) {
+			/* The deadline check above decides if this was ours. */
+			if (err == EINTR || err == EAGAIN)
+				continue;
+			tap_diag("KVM_RUN: %s", strerror(err));
+			return -err;
+		}
+
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			return handle_io_exit(vm, ex);
+		case KVM_EXIT_INTR:
+			continue;
+		case KVM_EXIT_IOAPIC_EOI:
+			/* Split irqchip EOI of a vector routed as an IOAPIC pin. */
+			continue;
+		case KVM_EXIT_MMIO:
+			tap_diag("guest MMIO %s at 0x%llx (nothing there in this VM)",
+				 run->mmio.is_write ? "write" : "read",
+				 (unsigned long long)run->mmio.phys_addr);
+			dump_guest_state(vm);
+			return -EPROTO;
+		case KVM_EXIT_SHUTDOWN:
+			tap_diag("guest shutdown (triple fault)");
+			dump_guest_state(vm);
+			return -EPROTO;
+		case KVM_EXIT_FAIL_ENTRY:
+			tap_diag("VM entry failed, reason 0x%llx",
+				 (unsigned long long)
+				 run->fail_entry.hardware_entry_failure_reason);
+			return -EPROTO;
+		case KVM_EXIT_INTERNAL_ERROR:
+			tap_diag("KVM internal error, suberror %u",
+				 run->internal.suberror);
+			dump_guest_state(vm);
+			return -EPROTO;
+		default:
+			tap_diag("unexpected exit reason %u", run->exit_reason);
+			dump_guest_state(vm);
+			return -EPROTO;
+		}
+	}
+}
+
+int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
+		    int timeout_ms)
+{
+	struct guest_exit ex;
+	int ret;
+
+	ret = guest_run(vm, &ex, timeout_ms);
+	if (ret == -ETIMEDOUT) {
+		tap_diag("timed out after %d ms waiting for port 0x%x (count %u)",
+			 timeout_ms, port, guest_count(vm));
+		return ret;
+	}
+	if (ret)
+		return ret;
+	if (ex.port != port) {
+		tap_diag("guest wrote port 0x%x (value %u), expected 0x%x",
+			 ex.port, ex.value, port);
+		return -EPROTO;
+	}
+	if (value)
+		*value = ex.value;
+	return 0;
+}
+
+int guest_run_quiet(struct lite_vm *vm, int quiet_ms)
+{
+	s64 deadline = now_ms() + quiet_ms;
+	u32 before = guest_count(vm);
+	struct guest_exit ex;
+	int exits = 0, ret;
+
+	for (;;) {
+		s64 left = deadline - now_ms();
+
+		if (left <= 0)
+			break;
+		ret = guest_run(vm, &ex, left);
+		if (ret == -ETIMEDOUT)
+			break;
+		if (ret)
+			return ret;
+		/* A storm would flood the log: show its start only. */
+		if (exits++ < 3)
+			tap_diag("guest exit on port 0x%x (value %u) while it should be idle",
+				 ex.port, ex.value);
+	}
+	ret = guest_count(vm) - before;
+	if (ret || exits)
+		tap_diag("%d ISR runs, %d exits in a %d ms quiet window", ret,
+			 exits, quiet_ms);
+	return ret ? ret : exits;
+}
+
+static int env_int(const char *name, int def, int min)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 0);
+	if (*end || v < min || v > 1000000) {
+		tap_diag("ignoring %s=%s", name, s);
+		return def;
+	}
+	return (int)v;
+}
+
+/* KVM under TCG is slow: the defaults keep a run to a few minutes. */
+int test_iterations(int def)
+{
+	return env_int("KVM_IRQBYPASS_ITERS", def, 1);
+}
+
+int test_timeout_ms(void)
+{
+	return env_int("KVM_IRQBYPASS_TIMEOUT", 60, 1) * 1000;
+}
+
+int count_open_fds(void)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	/* Do not count the descriptor of the directory stream itself. */
+	return n - 1;
+}
+
+bool fd_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+int eventfd_raise(int fd)
+{
+	u64 one = 1;
+
+	return write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
+}
+
+int eventfd_drain(int fd, u64 *value)
+{
+	u64 v;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return -errno;
+	if (value)
+		*value = v;
+	return 0;
+}

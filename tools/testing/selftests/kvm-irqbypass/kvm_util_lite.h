@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A deliberately small KVM helper for the kvm-irqbypass selftests: one VM,
+ * one vCPU in 32-bit flat protected mode with paging off, running the guest
+ * from guest_code.S.  Errors are reported as TAP diagnostics and returned
+ * as negative errno values so each test decides what a failure means.
+ */
+#ifndef KVM_IRQBYPASS_KVM_UTIL_LITE_H
+#define KVM_IRQBYPASS_KVM_UTIL_LITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/kvm.h>
+
+#include "compat.h"
+#include "guest_abi.h"
+
+enum irqchip_mode {
+	IRQCHIP_NONE,	/* no in-kernel LAPIC/IOAPIC/PIC at all */
+	IRQCHIP_KERNEL,	/* KVM_CREATE_IRQCHIP: LAPIC, IOAPIC and PIC in KVM */
+	IRQCHIP_SPLIT,	/* KVM_CAP_SPLIT_IRQCHIP: only the LAPIC in KVM */
+};
+
+/* Number of IOAPIC pins the split irqchip reserves for userspace routes. */
+#define SPLIT_IRQCHIP_PINS	24
+
+/* First GSI above the IOAPIC pins, free for MSI routes. */
+#define TEST_MSI_GSI		24
+#define TEST_MSI_VECTOR		0x40
+#define TEST_LEVEL_VECTOR	0x50
+
+struct lite_vm {
+	int kvm_fd;
+	int vm_fd;
+	int vcpu_fd;		/* -1 until vm_start_guest() */
+	enum irqchip_mode irqchip;
+	struct kvm_run *run;
+	size_t run_size;
+	u8 *ram;		/* host view of GPA 0..GUEST_RAM_SIZE */
+	struct guest_params *params;
+	u32 next_slot;
+};
+
+/* What a guest_run() call stopped on: an OUT to one of the test ports. */
+struct guest_exit {
+	u16 port;
+	u32 value;
+};
+
+const char *irqchip_name(enum irqchip_mode mode);
+
+/* Open /dev/kvm; on failure prints "Bail out!" and exits 1. */
+int kvm_open_or_bail(void);
+
+/* VM with irqchip and RAM, but no vCPU yet; NULL on failure. */
+struct lite_vm *vm_create(enum irqchip_mode mode);
+void vm_destroy(struct lite_vm *vm);
+
+/* Copy *params into the guest, build the IDT and create the vCPU. */
+int vm_start_guest(struct lite_vm *vm, const struct guest_params *params);
+
+/* Map host memory (e.g. a VFIO BAR) at a guest physical address. */
+int vm_add_memory(struct lite_vm *vm, u64 gpa, void *hva, size_t size);
+
+/* Replace the GSI routing table by a single MSI route gsi -> vector. */
+int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector);
+
+/* KVM_IRQFD; returns 0 or -errno. */
+int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
+	     int resamplefd);
+
+/*
+ * Run the vCPU until it writes one of the test ports, at most timeout_ms.
+ * Returns 0 with *ex filled in, -ETIMEDOUT, or another -errno after
+ * printing a diagnostic (guest exception, stray vector, odd exit).
+ */
+int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms);
+
+/* Run until the guest writes port; any other port is an error. */
+int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
+		    int timeout_ms);
+
+/*
+ * Let the guest sit for quiet_ms.  Returns 0 if no interrupt reached the
+ * ISR and the guest made no exit meanwhile (what a test wants), the number
+ * of ISR runs (or else exits) if it did, or a negative errno.
+ */
+int guest_run_quiet(struct lite_vm *vm, int quiet_ms);
+
+static inline u32 guest_count(struct lite_vm *vm)
+{
+	return READ_ONCE(vm->params->count);
+}
+
+/* Small shared helpers. */
+int test_iterations(int def);
+int test_timeout_ms(void);
+int count_open_fds(void);
+bool fd_readable(int fd);
+int eventfd_raise(int fd);
+int eventfd_drain(int fd, u64 *value);
+
+#endif /* KVM_IRQBYPASS_KVM_UTIL_LITE_H */
