@@ -11,6 +11,9 @@ kit_check_versions
 start=$SECONDS
 tree=$B/$KREL
 [ "${KIT_STOCK:-0}" = 1 ] && tree=$B/$KREL.stock
+# One build of a tree at a time (make check, make and the testbed may race).
+exec 9> "$tree.lock"
+flock 9
 KIT_TREE_DIR=$tree "$kit_top/scripts/kit/prepare.sh"
 step "building in ${tree#"$kit_top"/} against $HDRPKG"
 kit_make "$tree" modules

@@ -56,9 +56,13 @@ if [ ! -f "$root/boot/vmlinuz-$KREL" ]; then
 	rm -rf "$tb/pkgs"
 fi
 
-# 2. The module tree modprobe sees: stock, or stock + ours in updates/.
+# 2. The module tree modprobe sees: stock, or stock + ours in updates/
+#    (per run, so that runs of different builds do not share it).
+name=${name:-$modules}
+out=$B/testbed/$KREL/$name
+rm -rf "$out"; mkdir -p "$out"
 if [ "$modules" = kit ]; then
-	modroot=$tb/kit-modules
+	modroot=$out/modules
 	# What the last build produced (a stale .ko of a removed source is not).
 	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$B/$KREL"'/\1#' "$B/$KREL/modules.order")
 	[ ${#kos[@]} -ge 6 ] || die "build/$KREL has ${#kos[@]} modules: run make first"
@@ -99,10 +103,7 @@ if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ]; then
 	rm -rf "$ir"
 fi
 
-# 4. The run directory, shared read-write with the testbed.
-name=${name:-$modules}
-out=$B/testbed/$KREL/$name
-rm -rf "$out"; mkdir -p "$out"
+# 4. The run directory ($out, created above) is shared read-write.
 {
 	echo "KREL=$KREL"
 	echo "MODROOT=$modroot"
