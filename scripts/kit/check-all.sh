@@ -6,9 +6,12 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tp=0 tf=0 ts=0 bad=()
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 for t in 6.12:generic 6.12:rt 6.1:generic 6.1:rt; do
 	echo "===== make check KLINE=${t%:*} FLAVOUR=${t#*:}"
-	out=$(KLINE=${t%:*} FLAVOUR=${t#*:} "$top/scripts/kit/check.sh" 2>&1 | tee /dev/stderr | tail -n 1)
+	KLINE=${t%:*} FLAVOUR=${t#*:} "$top/scripts/kit/check.sh" 2>&1 | tee "$tmp"
+	out=$(tail -n 1 "$tmp")
 	read -r p _ f _ s _ <<< "${out//,/}"
 	[[ "$p" =~ ^[0-9]+$ ]] || { p=0; f=1; }
 	[[ "$s" =~ ^[0-9]+$ ]] || s=0
