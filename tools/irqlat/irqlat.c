@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,6 +282,54 @@ static int parse_list(const char *arg, const char * (*name)(unsigned int),
 	return *mask ? 0 : -EINVAL;
 }
 
+/* "none" (-1) or a CPU number. */
+static int parse_cpu(const char *arg, int *cpu)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(arg, "none")) {
+		*cpu = -1;
+		return 0;
+	}
+	v = strtol(arg, &end, 0);
+	if (*end || v < 0 || v >= CPU_SETSIZE) {
+		fprintf(stderr, "irqlat: bad CPU '%s'\n", arg);
+		return -EINVAL;
+	}
+	*cpu = v;
+	return 0;
+}
+
+/*
+ * Defaults: the vCPU thread on the last CPU we may use, the device IRQ on
+ * the same CPU (no cross-CPU wakeup), the I/O thread on another CPU if
+ * there is one.  Fixed placement makes the counts repeatable.
+ */
+static void default_cpus(struct irqlat_opts *o)
+{
+	int first = -1, last = -1, other = -1, i;
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set)) {
+		for (i = 0; i < CPU_SETSIZE; i++) {
+			if (!CPU_ISSET(i, &set))
+				continue;
+			if (first < 0)
+				first = i;
+			last = i;
+		}
+	}
+	if (o->vcpu_cpu == -2)
+		o->vcpu_cpu = last;
+	if (o->irq_cpu == -2)
+		o->irq_cpu = o->vcpu_cpu;
+	if (o->io_cpu == -2) {
+		other = first != o->vcpu_cpu ? first : last;
+		o->io_cpu = other;
+	}
+}
+
 static const char *irq_name_u(unsigned int i)
 {
 	return irq_name(i);
@@ -306,6 +355,10 @@ static void print_usage(FILE *f)
 		"  --modules LABEL    modules column (default: kit if kvm is out of tree)\n"
 		"  --device BDF       the edu's PCI address (default: the first edu)\n"
 		"  --no-control       skip the control run (no ctxsw_per_irq)\n"
+		"  --cpu C            pin the vCPU thread (default: the last CPU)\n"
+		"  --irq-cpu C        the device's host IRQ affinity (default: --cpu)\n"
+		"  --io-cpu C         the I/O thread (default: another CPU)\n"
+		"                     (C: a CPU number, or none to leave it alone)\n"
 		"  --stall-ms MS      give up after MS without an interrupt (default 5000)\n"
 		"  --quiet-ms MS      watch for extra interrupts after the last (default 200)\n"
 		"  -v, --verbose      diagnostics on stderr as they happen\n",
@@ -327,6 +380,9 @@ int main(int argc, char **argv)
 		{ "modules", required_argument, NULL, 'm' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "no-control", no_argument, NULL, 'N' },
+		{ "cpu", required_argument, NULL, 'P' },
+		{ "irq-cpu", required_argument, NULL, 'I' },
+		{ "io-cpu", required_argument, NULL, 'O' },
 		{ "stall-ms", required_argument, NULL, 's' },
 		{ "quiet-ms", required_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -335,6 +391,7 @@ int main(int argc, char **argv)
 	};
 	struct irqlat_opts opts = {
 		.n = 500, .stall_ms = 5000, .quiet_ms = 200, .control = true,
+		.vcpu_cpu = -2, .irq_cpu = -2, .io_cpu = -2,
 	};
 	unsigned int irqs = (1u << NR_IRQ) - 1, chips = (1u << NR_CHIP) - 1;
 	unsigned int ran = 0, skipped = 0, bad = 0, errors = 0;
@@ -406,6 +463,13 @@ int main(int argc, char **argv)
 		case 'N':
 			opts.control = false;
 			break;
+		case 'P':
+		case 'I':
+		case 'O':
+			if (parse_cpu(optarg, opt == 'P' ? &opts.vcpu_cpu :
+				      opt == 'I' ? &opts.irq_cpu : &opts.io_cpu))
+				return 2;
+			break;
 		case 'v':
 			verbose = true;
 			opts.verbose = true;
@@ -423,6 +487,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	default_cpus(&opts);
 	if (!kernel[0])
 		default_kernel_label(kernel, sizeof(kernel));
 	if (!modules[0])

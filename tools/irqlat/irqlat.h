@@ -117,6 +117,10 @@ struct irqlat_opts {
 	unsigned int quiet_ms;	/* after the last ISR, watch for extras */
 	bool control;		/* run the control loop as well */
 	bool verbose;
+	/* Host CPUs: -1 leaves the scheduler (or the kernel) to choose. */
+	int vcpu_cpu;		/* the vCPU thread */
+	int irq_cpu;		/* the device's host IRQ(s) */
+	int io_cpu;		/* the I/O thread of the userspace scenarios */
 };
 
 /* One scenario's measured and derived figures. */

@@ -4,8 +4,10 @@
  * mapped into the guest, its interrupt wired to the guest as the scenario
  * says, and the counters read around the guest's raise loop.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -201,6 +203,51 @@ static int set_route(struct run_ctx *c, u32 gsi, const struct kvm_msi *msg)
 		return -errno;
 	}
 	return 0;
+}
+
+static int pin_thread(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+/*
+ * Steer the host IRQ(s) of the edu's vfio interrupt to one CPU, so that
+ * the path (same CPU as the vCPU thread or not) is the same in every run.
+ */
+static void pin_host_irqs(const char *name, const char *bdf, int cpu)
+{
+	char line[4096], path[64], val[16];
+	FILE *f, *w;
+
+	if (cpu < 0)
+		return;
+	f = fopen("/proc/interrupts", "re");
+	if (!f)
+		return;
+	snprintf(val, sizeof(val), "%d\n", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		while (*p == ' ')
+			p++;
+		if (!isdigit((unsigned char)*p) || !strstr(line, name) ||
+		    !strstr(line, bdf))
+			continue;
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
+			 atoi(p));
+		w = fopen(path, "we");
+		if (!w || fputs(val, w) < 0 || fclose(w))
+			tap_diag("%s: cannot set to %d", path, cpu);
+		else
+			tap_diag("%s: %d", path, cpu);
+	}
+	fclose(f);
 }
 
 static void *io_thread(void *arg)
@@ -623,7 +670,11 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 			c->io = false;
 			goto out;
 		}
+		if (pin_thread(c->io_tid, c->opts->io_cpu))
+			tap_diag("I/O thread: cannot pin to CPU %d",
+				 c->opts->io_cpu);
 	}
+	pin_host_irqs(vfio_irq, c->edu->bdf, c->opts->irq_cpu);
 
 	ret = vcpu_loop(c, GUEST_PORT_READY);
 	if (ret)
@@ -751,6 +802,8 @@ int irqlat_run(enum irqlat_irq irq, enum irqlat_chip chip,
 		handler = true;
 	}
 
+	if (pin_thread(pthread_self(), opts->vcpu_cpu))
+		tap_diag("vCPU thread: cannot pin to CPU %d", opts->vcpu_cpu);
 	ret = edu_open(&edu);
 	if (ret == -ENODEV) {
 		snprintf(why, why_len, "no edu device (1234:11e8)");
