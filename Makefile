@@ -10,6 +10,8 @@
 #   make check-all            make check for all four targets
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
 #   make demo                 the interrupt-path matrix (see README)
+#   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
+#   make irqlat               build tools/irqlat (the benchmark VMM)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -21,7 +23,7 @@ endif
 K := scripts/kit
 
 .PHONY: all modules list install uninstall check check-all clean distclean \
-	testbed sparse checkpatch symvers selftests
+	testbed sparse checkpatch symvers selftests bench irqlat
 
 all modules:
 	@$(K)/build.sh
@@ -52,6 +54,12 @@ symvers:
 
 selftests:
 	@$(MAKE) -C tools/testing/selftests/kvm-irqbypass
+
+irqlat:
+	@$(MAKE) -C tools/irqlat
+
+bench:
+	@tools/irqlat/bench.sh
 
 testbed:
 	@tools/testbed/run.sh --modules kit

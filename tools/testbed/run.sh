@@ -5,7 +5,8 @@
 # stock ones and run one command inside.
 #
 #   tools/testbed/run.sh [--modules kit|stock] [--timeout S] [--smp N]
-#                        [--append "kernel args"] [--name NAME] -- CMD...
+#                        [--append "kernel args"] [--name NAME]
+#                        [--icount SHIFT] -- CMD...
 #
 # The target is KLINE/FLAVOUR from the environment (default 6.12 generic).
 # CMD runs as root in the host's root filesystem (9p, read-only) with cwd the
@@ -14,6 +15,11 @@
 # printed); 125 when the kernel log holds a WARN, BUG, oops, KASAN, lockdep
 # report or "scheduling while atomic"; 99 when the testbed itself failed.
 #
+# --icount SHIFT runs QEMU with -icount shift=SHIFT,sleep=off: the virtual
+# clock (and the TSC) advances 2^SHIFT ns per guest instruction and jumps
+# over idle time, so guest-timed figures become repeatable path lengths
+# rather than host-load-dependent wall time (single-threaded TCG: slower).
+#
 # The image package is extracted with dpkg-deb under build/testbed/ (never
 # installed to /boot).  Modules: "kit" installs build/<krel>/**.ko into an
 # updates/ directory beside the stock tree and runs depmod, as
@@ -21,7 +27,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/kit/lib.sh"
 
-modules=kit timeout=900 smp=2 append= name=
+modules=kit timeout=900 smp=2 append= name= icount=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--modules) modules=$2; shift 2 ;;
@@ -29,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
+	--icount) icount=$2; shift 2 ;;
 	--) shift; break ;;
 	*) die "run.sh: unknown option $1" ;;
 	esac
@@ -116,12 +123,17 @@ printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 cpu=max
 # The rt kvm refuses to load without an invariant TSC.
 [ "$FLAVOUR" = rt ] && cpu=max,+invtsc,x-force-features=on
+qemu_extra=()
+if [ -n "$icount" ]; then
+	[[ "$icount" =~ ^[0-9]+$ ]] || die "--icount SHIFT: a number"
+	qemu_extra=(-icount "shift=$icount,sleep=off")
+fi
 log=$out/console.log
 step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
 start=$SECONDS
 set +e
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
-	-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m 2048 \
+	-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m 2048 "${qemu_extra[@]}" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$kit_top $append" \
