@@ -12,6 +12,7 @@
 #   make demo                 the interrupt-path matrix (see README)
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
 #   make irqlat               build tools/irqlat (the benchmark VMM)
+#   make bench-irqbypass      stock vs kit irqbypass manager: build/report/irqbypass.csv
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -23,7 +24,7 @@ endif
 K := scripts/kit
 
 .PHONY: all modules list install uninstall check check-all clean distclean \
-	testbed sparse checkpatch symvers selftests bench irqlat
+	testbed sparse checkpatch symvers selftests bench irqlat bench-irqbypass
 
 all modules:
 	@$(K)/build.sh
@@ -57,6 +58,9 @@ selftests:
 
 irqlat:
 	@$(MAKE) -C tools/irqlat
+
+bench-irqbypass:
+	@$(K)/bench-irqbypass.sh
 
 bench:
 	@tools/irqlat/bench.sh
