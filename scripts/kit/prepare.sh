@@ -60,8 +60,9 @@ kit_files() {
 	elif [ "${KIT_TRACKED_ONLY:-0}" = 1 ]; then
 		git -C "$top" ls-files -- Kbuild virt arch drivers include
 	else
-		# Only the directories this checkout has: find fails on a
-		# missing one, and pipefail would stop the build silently.
+		# Only the directories that exist: find fails on a missing one,
+		# which pipefail would turn into a silent stop of the build.
+		# shellcheck disable=SC2046 # word splitting wanted
 		(cd "$top" && find $(ls -d Kbuild virt arch drivers include 2>/dev/null) \
 			-type f \! -name '*.o' \! -name '*.ko' \! -name '.*')
 	fi

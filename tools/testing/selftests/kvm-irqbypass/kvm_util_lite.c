@@ -481,6 +481,8 @@ int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
 			continue;
 		case KVM_EXIT_IOAPIC_EOI:
 			/* Split irqchip EOI of a vector routed as an IOAPIC pin. */
+			vm->eoi_exits++;
+			vm->last_eoi_vector = run->eoi.vector;
 			continue;
 		case KVM_EXIT_MMIO:
 			tap_diag("guest MMIO %s at 0x%llx (nothing there in this VM)",

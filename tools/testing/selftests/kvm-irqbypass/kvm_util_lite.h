@@ -39,6 +39,9 @@ struct lite_vm {
 	u8 *ram;		/* host view of GPA 0..GUEST_RAM_SIZE */
 	struct guest_params *params;
 	u32 next_slot;
+	/* KVM_EXIT_IOAPIC_EOI exits seen by guest_run() (split irqchip). */
+	unsigned int eoi_exits;
+	u32 last_eoi_vector;
 };
 
 /* What a guest_run() call stopped on: an OUT to one of the test ports. */

@@ -11,7 +11,8 @@
 #              EDU_BDF (PCI address of the edu device, default: scan).
 
 DIR=$(dirname "$(readlink -f "$0")")
-TESTS=(irqfd_msi irqfd_resample vfio_msi vfio_intx bad_input)
+TESTS=(irqfd_msi irqfd_resample vfio_msi vfio_intx bad_input
+       split_resample split_resample_bad_input vfio_intx_split)
 LIMIT=${KVM_IRQBYPASS_TEST_TIMEOUT:-1200}
 
 [ $# -gt 0 ] && TESTS=("$@")

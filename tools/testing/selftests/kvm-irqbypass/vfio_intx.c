@@ -15,23 +15,72 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "kvm_util_lite.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
+/*
+ * vfio_intx_split.c builds this file with VFIO_INTX_SPLIT=1: the same loop
+ * on a split irqchip with KVM_CAP_SPLIT_IRQCHIP_RESAMPLE and NO_EOI_EXIT.
+ * The test plays the userspace IOAPIC: it routes GSI 5 as a level MSI.
+ */
+#ifndef VFIO_INTX_SPLIT
+#define VFIO_INTX_SPLIT	0
+#endif
+#if VFIO_INTX_SPLIT
+#include "../../../../include/uapi/linux/kvm_kit.h"
+#define TEST_IRQCHIP	IRQCHIP_SPLIT
+#define GUEST_FLAGS	0
+#define NR_TESTS	9
+#else
+#define TEST_IRQCHIP	IRQCHIP_KERNEL
+#define GUEST_FLAGS	(GUEST_F_IOAPIC | GUEST_F_LEVEL)
+#define NR_TESTS	8
+#endif
+
 #define TEST_GSI	5
 #define EDU_BAR0_GPA	0xe0000000u
 #define QUIET_MS	1000
-#define NR_TESTS	8
+
+/* Split irqchip: the capability and the pin's level MSI route. */
+static int setup_split(struct lite_vm *vm)
+{
+#if VFIO_INTX_SPLIT
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_SPLIT_IRQCHIP_RESAMPLE,
+		.args[0] = KVM_SPLIT_RESAMPLE_NO_EOI_EXIT,
+	};
+	struct {
+		struct kvm_irq_routing hdr;
+		struct kvm_irq_routing_entry e;
+	} t = {
+		.hdr.nr = 1,
+		.e = { .gsi = TEST_GSI, .type = KVM_IRQ_ROUTING_MSI,
+		       .u.msi = { .address_lo = LAPIC_BASE,
+				  /* level trigger, assert */
+				  .data = TEST_LEVEL_VECTOR | 0xc000 } },
+	};
+
+	if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0 ||
+	    ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &t) < 0) {
+		tap_diag("split irqchip resample setup: %s", strerror(errno));
+		return -errno;
+	}
+#else
+	(void)vm;
+#endif
+	return 0;
+}
 
 int main(void)
 {
 	int iters = test_iterations(500);
 	int timeout = test_timeout_ms();
 	struct guest_params params = {
-		.flags = GUEST_F_IOAPIC | GUEST_F_LEVEL,
+		.flags = GUEST_FLAGS,
 		.vector = TEST_LEVEL_VECTOR,
 		.ioapic_pin = TEST_GSI,
 		.ack_addr = EDU_BAR0_GPA + EDU_REG_IRQ_ACK,
@@ -67,8 +116,8 @@ int main(void)
 	if (!tap_result(ok, "edu opened through vfio-pci, BAR0 mapped and alive"))
 		goto out;
 
-	vm = vm_create(IRQCHIP_KERNEL);
-	ok = vm && !vm_add_memory(vm, EDU_BAR0_GPA, edu.bar0,
+	vm = vm_create(TEST_IRQCHIP);
+	ok = vm && !setup_split(vm) && !vm_add_memory(vm, EDU_BAR0_GPA, edu.bar0,
 				  edu.bar0_size) &&
 	     !vm_start_guest(vm, &params) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
@@ -125,8 +174,9 @@ int main(void)
 	if (irqs_before >= 0)
 		signalled = proc_interrupts_count("vfio-intx(", edu.bdf) -
 			    irqs_before;
-	tap_diag("raised=%u signalled=%lld delivered=%u unacked=%u", raised,
-		 signalled, delivered, unacked);
+	tap_diag("%s: raised=%u signalled=%lld delivered=%u unacked=%u eoi_exits=%u",
+		 irqchip_name(TEST_IRQCHIP), raised, signalled, delivered,
+		 unacked, vm->eoi_exits);
 	tap_result(raised == (unsigned int)iters && delivered == raised &&
 		   !unacked,
 		   "%d edu INTx interrupts delivered and acked by the guest",
@@ -137,6 +187,11 @@ int main(void)
 	 */
 	tap_result(signalled >= raised,
 		   "host saw a vfio-intx interrupt for every raise");
+#if VFIO_INTX_SPLIT
+	tap_result(raised && vm->eoi_exits == 0,
+		   "no KVM_EXIT_IOAPIC_EOI to userspace (%u for %u interrupts)",
+		   vm->eoi_exits, raised);
+#endif
 
 	ret = guest_run_until(vm, GUEST_PORT_DONE, &value, timeout);
 	tap_result(!ret && value == (u32)iters,

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE: KVM_IRQFD_FLAG_RESAMPLE with a split
+ * irqchip.
+ *
+ * With a split irqchip the IOAPIC lives in userspace, and the VMM routes
+ * each IOAPIC pin (GSI < kvm->arch.nr_reserved_ioapic_pins) as an MSI whose
+ * data carries the pin's vector and trigger mode.  KVM already computes
+ * from those routes which vectors need an EOI exit (kvm_scan_ioapic_routes)
+ * and exits with KVM_EXIT_IOAPIC_EOI when the guest EOIs one of them.  With
+ * this capability KVM also handles that EOI itself: it runs the ack
+ * notifiers (the irqfd resamplers) of every GSI whose level-triggered MSI
+ * route delivers the EOId vector to the EOIing vCPU, and, if the VMM asked
+ * for it with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT and every such GSI has an
+ * in-kernel notifier, skips the exit.
+ *
+ * A route change can make an in-service interrupt's EOI unmatchable (the
+ * guest moved the pin to another vector or vCPU before it EOId), and an
+ * interrupt raised while a pin had no route is dropped.  So that a masked
+ * device is never left masked, a level MSI route of a pin that appears,
+ * changes or goes away runs the pin's notifiers once, as an EOI would.
+ *
+ * State is per VM, in our own table rather than in struct kvm or
+ * struct kvm_arch: changing those would change the CRCs of the symbols
+ * that stock modules import from kvm.ko.  The table is an xarray keyed by
+ * the struct kvm pointer; entries are published under kvm->lock +
+ * kvm->irq_lock, looked up under RCU and freed after a grace period.
+ */
+#include <linux/kvm_host.h>
+#include <linux/kvm_kit.h>
+#include <linux/overflow.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "irq.h"
+#include "lapic.h"
+#include "split_resample.h"
+
+/* The level MSI route of one IOAPIC pin, as last seen by a routing update. */
+struct split_resample_pin {
+	u32 address_lo;
+	u32 address_hi;
+	u32 data;
+	bool level_msi;
+};
+
+struct split_resample {
+	struct rcu_head rcu;
+	u64 flags;		/* KVM_ENABLE_CAP args[0]; immutable */
+	u32 nr_pins;		/* nr_reserved_ioapic_pins at enable; immutable */
+	/* Protected by kvm->irq_lock. */
+	struct split_resample_pin pin[];
+};
+
+/* struct kvm * -> struct split_resample *.  Readers: RCU; writers: xa_lock. */
+static DEFINE_XARRAY(split_resample_vms);
+
+/*
+ * Any context.  The result stays valid under rcu_read_lock(), kvm->lock or
+ * kvm->irq_lock (it is only freed, after a grace period, at VM destroy).
+ */
+static struct split_resample *split_resample_get(struct kvm *kvm)
+{
+	return xa_load(&split_resample_vms, (unsigned long)kvm);
+}
+
+/*
+ * Describe the route of @gsi in @table.  Any context; the caller keeps
+ * @table alive (kvm->irq_srcu read side or kvm->irq_lock).
+ */
+static void split_resample_read_pin(struct kvm *kvm,
+				    struct kvm_irq_routing_table *table,
+				    u32 gsi, struct split_resample_pin *pin)
+{
+	struct kvm_kernel_irq_routing_entry *e;
+	struct kvm_lapic_irq irq;
+
+	memset(pin, 0, sizeof(*pin));
+	if (gsi >= table->nr_rt_entries)
+		return;
+	hlist_for_each_entry(e, &table->map[gsi], link) {
+		if (e->type != KVM_IRQ_ROUTING_MSI)
+			continue;
+		kvm_set_msi_irq(kvm, e, &irq);
+		pin->address_lo = e->msi.address_lo;
+		pin->address_hi = e->msi.address_hi;
+		pin->data = e->msi.data;
+		pin->level_msi = irq.trig_mode;
+		return;
+	}
+}
+
+/*
+ * Does @gsi have an in-kernel ack notifier (an irqfd resampler)?
+ * Any context; the caller holds kvm->irq_srcu.
+ */
+static bool split_resample_has_notifier(struct kvm *kvm, u32 gsi)
+{
+	struct kvm_irq_ack_notifier *kian;
+
+	hlist_for_each_entry_srcu(kian, &kvm->irq_ack_notifier_list, link,
+				  srcu_read_lock_held(&kvm->irq_srcu))
+		if (kian->gsi == gsi)
+			return true;
+	return false;
+}
+
+/*
+ * KVM_CHECK_EXTENSION(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE), on /dev/kvm (@kvm is
+ * NULL) or on a VM.  ioctl context; takes no lock.  Returns the mask of
+ * supported flags, which is nonzero.
+ */
+int kvm_split_resample_check_extension(struct kvm *kvm)
+{
+	return KVM_SPLIT_RESAMPLE_VALID_FLAGS;
+}
+
+/*
+ * KVM_ENABLE_CAP(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE) on a VM.  ioctl context,
+ * may sleep.  Takes kvm->lock (which serialises it with
+ * KVM_CAP_SPLIT_IRQCHIP) and, inside it, kvm->irq_lock, so that the pin
+ * snapshot and the publication are atomic with respect to
+ * KVM_SET_GSI_ROUTING.
+ *
+ * Returns 0; -EINVAL for unknown flags, nonzero args[1..3] or a VM without
+ * a split irqchip; -EBUSY if already enabled; -ENOMEM.
+ */
+int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap)
+{
+	struct kvm_irq_routing_table *table;
+	struct split_resample *sr;
+	u32 i, nr_pins;
+	int r;
+
+	if (cap->args[0] & ~KVM_SPLIT_RESAMPLE_VALID_FLAGS ||
+	    cap->args[1] || cap->args[2] || cap->args[3])
+		return -EINVAL;
+
+	mutex_lock(&kvm->lock);
+	r = -EINVAL;
+	if (!irqchip_split(kvm))
+		goto out_unlock;
+	r = -EBUSY;
+	if (split_resample_get(kvm))
+		goto out_unlock;
+
+	nr_pins = kvm->arch.nr_reserved_ioapic_pins;
+	r = -ENOMEM;
+	sr = kvzalloc(struct_size(sr, pin, nr_pins), GFP_KERNEL_ACCOUNT);
+	if (!sr)
+		goto out_unlock;
+	sr->flags = cap->args[0];
+	sr->nr_pins = nr_pins;
+
+	mutex_lock(&kvm->irq_lock);
+	table = srcu_dereference_check(kvm->irq_routing, &kvm->irq_srcu,
+				       lockdep_is_held(&kvm->irq_lock));
+	for (i = 0; i < nr_pins; i++)
+		split_resample_read_pin(kvm, table, i, &sr->pin[i]);
+	r = xa_insert(&split_resample_vms, (unsigned long)kvm, sr,
+		      GFP_KERNEL_ACCOUNT);
+	mutex_unlock(&kvm->irq_lock);
+	if (r)
+		kvfree(sr);
+
+out_unlock:
+	mutex_unlock(&kvm->lock);
+	return r;
+}
+
+/*
+ * From kvm_arch_destroy_vm(), after the vCPUs are gone: no EOI, ioctl or
+ * routing update of this VM can run any more.  May sleep.
+ */
+void kvm_split_resample_destroy_vm(struct kvm *kvm)
+{
+	struct split_resample *sr;
+
+	sr = xa_erase(&split_resample_vms, (unsigned long)kvm);
+	if (sr)
+		kvfree_rcu(sr, rcu);
+}
+
+/*
+ * kvm_arch_irqfd_allowed() for KVM_IRQFD_FLAG_RESAMPLE on a split irqchip.
+ * ioctl context (KVM_IRQFD assign), may sleep; reads the routing table
+ * under kvm->irq_srcu.  Allowed only with the capability enabled, for a GSI
+ * below the reserved IOAPIC pins whose current route is an MSI route.  The
+ * route may change later; the EOI path always looks at the current one.
+ */
+bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args)
+{
+	struct kvm_kernel_irq_routing_entry *e;
+	struct kvm_irq_routing_table *table;
+	struct split_resample *sr;
+	bool msi = false;
+	u32 nr_pins;
+	int idx;
+
+	rcu_read_lock();
+	sr = split_resample_get(kvm);
+	nr_pins = sr ? sr->nr_pins : 0;
+	rcu_read_unlock();
+	if (args->gsi >= nr_pins)
+		return false;
+
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	table = srcu_dereference(kvm->irq_routing, &kvm->irq_srcu);
+	if (args->gsi < table->nr_rt_entries)
+		hlist_for_each_entry(e, &table->map[args->gsi], link)
+			if (e->type == KVM_IRQ_ROUTING_MSI)
+				msi = true;
+	srcu_read_unlock(&kvm->irq_srcu, idx);
+	return msi;
+}
+
+/*
+ * From kvm_arch_irq_routing_update(): KVM_SET_GSI_ROUTING (ioctl context,
+ * may sleep) has just published a new table; kvm->irq_lock is held, which
+ * also protects sr->pin[].  Pins whose level MSI route appeared, changed or
+ * went away are resampled once: an EOI of the old vector can no longer be
+ * matched to them, and a line asserted while the pin had no level route
+ * must be looked at again now that it has one.
+ */
+void kvm_split_resample_routing_update(struct kvm *kvm)
+{
+	DECLARE_BITMAP(changed, U8_MAX + 1);
+	struct kvm_irq_routing_table *table;
+	struct split_resample_pin now;
+	struct split_resample *sr;
+	u32 i, nr_pins;
+	int idx;
+
+	lockdep_assert_held(&kvm->irq_lock);
+	/*
+	 * The entry is inserted under kvm->irq_lock and erased only when the
+	 * VM is destroyed, so it stays valid while we hold the lock.
+	 */
+	sr = split_resample_get(kvm);
+	if (!sr)
+		return;
+
+	bitmap_zero(changed, U8_MAX + 1);
+	nr_pins = min_t(u32, sr->nr_pins, U8_MAX + 1);
+	table = srcu_dereference_check(kvm->irq_routing, &kvm->irq_srcu,
+				       lockdep_is_held(&kvm->irq_lock));
+	for (i = 0; i < nr_pins; i++) {
+		split_resample_read_pin(kvm, table, i, &now);
+		if ((sr->pin[i].level_msi || now.level_msi) &&
+		    memcmp(&now, &sr->pin[i], sizeof(now)))
+			__set_bit(i, changed);
+		sr->pin[i] = now;
+	}
+
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	for_each_set_bit(i, changed, nr_pins)
+		kvm_notify_acked_gsi(kvm, i);
+	srcu_read_unlock(&kvm->irq_srcu, idx);
+}
+
+/*
+ * The guest EOId @vector, which kvm_ioapic_handles_vector() says a split
+ * irqchip route owns.  vCPU thread (LAPIC EOI write or accelerated EOI
+ * exit), preemptible, kvm->srcu held; does not sleep.  Reads the routing
+ * table and the ack notifier list under kvm->irq_srcu.
+ *
+ * Runs the ack notifiers of every GSI below the reserved pins whose level
+ * MSI route delivers @vector to this vCPU.  Returns true if the exit to
+ * userspace can be skipped: NO_EOI_EXIT was requested, at least one GSI
+ * matched and every matching GSI has an in-kernel notifier.
+ */
+bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector)
+{
+	struct kvm_kernel_irq_routing_entry *e;
+	struct kvm_irq_routing_table *table;
+	struct kvm *kvm = vcpu->kvm;
+	struct split_resample *sr;
+	bool matched = false, all_kernel = true;
+	u32 gsi, nr_pins;
+	u64 flags;
+	int idx;
+
+	rcu_read_lock();
+	sr = split_resample_get(kvm);
+	flags = sr ? sr->flags : 0;
+	nr_pins = sr ? sr->nr_pins : 0;
+	rcu_read_unlock();
+	if (!sr)
+		return false;
+
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	table = srcu_dereference(kvm->irq_routing, &kvm->irq_srcu);
+	nr_pins = min(nr_pins, table->nr_rt_entries);
+	for (gsi = 0; gsi < nr_pins; gsi++) {
+		hlist_for_each_entry(e, &table->map[gsi], link) {
+			struct kvm_lapic_irq irq;
+
+			if (e->type != KVM_IRQ_ROUTING_MSI)
+				continue;
+			kvm_set_msi_irq(kvm, e, &irq);
+			if (!irq.trig_mode || irq.vector != vector ||
+			    !kvm_apic_match_dest(vcpu, NULL, APIC_DEST_NOSHORT,
+						 irq.dest_id, irq.dest_mode))
+				continue;
+			matched = true;
+			if (split_resample_has_notifier(kvm, gsi))
+				kvm_notify_acked_gsi(kvm, gsi);
+			else
+				all_kernel = false;
+		}
+	}
+	srcu_read_unlock(&kvm->irq_srcu, idx);
+
+	return (flags & KVM_SPLIT_RESAMPLE_NO_EOI_EXIT) && matched &&
+	       all_kernel;
+}
