@@ -21,12 +21,11 @@ opts=(--no-tree --strict --quiet --show-types --no-summary
 if [ ${#files[@]} -gt 0 ]; then
 	perl "$cp" "${opts[@]}" -f "${files[@]}" || fail=1
 fi
-# Given as "patches/<line>/x.patch", checkpatch reports every blank
-# context line of a hook patch as trailing whitespace; the same file given
-# as "./patches/<line>/x.patch" is checked normally (seen with 6.12.118's
-# checkpatch; the cause is not understood).
+# On stdin: given the path of a file git tracks, checkpatch checks it as a
+# source file (every line "added"), not as a patch.
 for p in "${patches[@]}"; do
-	perl "$cp" "${opts[@]}" "./$p" || fail=1
+	perl "$cp" "${opts[@]}" - < "$p" | sed "s#^\(\#[0-9]*: FILE: \)#\1$p: #" ||
+		fail=1
 done
 echo "checkpatch: ${#files[@]} files, ${#patches[@]} patches: $([ $fail = 0 ] && echo clean || echo ISSUES)"
 exit $fail
