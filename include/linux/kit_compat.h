@@ -18,7 +18,8 @@
  */
 static inline void kit_eventfd_signal(struct eventfd_ctx *ctx)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#if LINUX_VERSION_MAJOR > 6 || \
+	(LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 8)
 	eventfd_signal(ctx);
 #else
 	eventfd_signal(ctx, 1);

@@ -14,18 +14,11 @@
 
 /* The paired consumer's fast handler delivered the interrupt. */
 TRACE_EVENT(vfio_fastpath_hit,
-	TP_PROTO(unsigned int irq),
-	TP_ARGS(irq),
-
-	TP_STRUCT__entry(
-		__field(unsigned int, irq)
-	),
-
-	TP_fast_assign(
-		__entry->irq = irq;
-	),
-
-	TP_printk("irq=%u", __entry->irq)
+	    TP_PROTO(unsigned int irq),
+	    TP_ARGS(irq),
+	    TP_STRUCT__entry(__field(unsigned int, irq)),
+	    TP_fast_assign(__entry->irq = irq;),
+	    TP_printk("irq=%u", __entry->irq)
 );
 
 /*
@@ -36,20 +29,11 @@ TRACE_EVENT(vfio_fastpath_hit,
  * being changed or irqfd being deassigned, -EINVAL no atomic destination.
  */
 TRACE_EVENT(vfio_fastpath_miss,
-	TP_PROTO(unsigned int irq, int err),
-	TP_ARGS(irq, err),
-
-	TP_STRUCT__entry(
-		__field(unsigned int, irq)
-		__field(int, err)
-	),
-
-	TP_fast_assign(
-		__entry->irq = irq;
-		__entry->err = err;
-	),
-
-	TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
+	    TP_PROTO(unsigned int irq, int err),
+	    TP_ARGS(irq, err),
+	    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
+	    TP_fast_assign(__entry->irq = irq; __entry->err = err;),
+	    TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
 );
 
 #endif /* _VFIO_PCI_FASTPATH_TRACE_H */

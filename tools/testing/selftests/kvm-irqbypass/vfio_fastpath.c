@@ -158,13 +158,15 @@ static void trace_count(int irq, long long *hits, long long *misses)
 	char line[512], hit[64], miss[64];
 	FILE *f;
 
-	*hits = *misses = -1;
+	*hits = -1;
+	*misses = -1;
 	f = fopen(TRACEFS "/trace", "re");
 	if (!f)
 		return;
 	snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=%d\n", irq);
 	snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=%d ", irq);
-	*hits = *misses = 0;
+	*hits = 0;
+	*misses = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, "LOST"))
 			tap_diag("trace: %s", line);
@@ -302,7 +304,8 @@ static void phase_begin(struct fp_test *t, struct fp_counts *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->host = proc_interrupts_count("vfio-msi[", t->edu.bdf);
-	c->hits = c->misses = -1;
+	c->hits = -1;
+	c->misses = -1;
 	if (t->fast && !trace_start())
 		tap_diag("cannot start tracing the vfio_fastpath events");
 }
@@ -390,7 +393,7 @@ static int run_raises(struct fp_test *t, struct fp_counts *c, unsigned int n,
 
 	for (i = 0; i < n; i++)
 		if (raise_one(t, c, guest_seen)) {
-			tap_diag("raise %u: neither an ISR run nor an eventfd count within %d ms (vCPU %d)",
+			tap_diag("raise %u: no ISR run, no eventfd count in %d ms (vCPU %d)",
 				 i + 1, t->timeout, t->vcpu_err);
 			return -ETIMEDOUT;
 		}
