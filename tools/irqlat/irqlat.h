@@ -88,17 +88,13 @@ IL_CHECK(t0, IL_T0);
 #undef IL_CHECK
 
 /*
- * The kit's split-irqchip resample capability (issue 5).  Defined here and
- * nowhere else in irqlat; it must equal the value in the kit's
- * include/uapi/linux/kvm.h.  KVM_CHECK_EXTENSION on it returns 0 on stock
- * KVM and on kits without the feature, and the split-kernel scenarios then
- * report "not available" instead of running.
+ * The kit's split-irqchip resample capability, from the kit's UAPI header.
+ * KVM_CHECK_EXTENSION on it returns 0 on stock KVM, and the split-kernel
+ * scenarios then report "not available" instead of running.
  */
-#ifndef IRQLAT_CAP_SPLIT_RESAMPLE
-#define IRQLAT_CAP_SPLIT_RESAMPLE	0x4b490001
-#endif
-/* KVM_ENABLE_CAP args[0] bit: no KVM_EXIT_IOAPIC_EOI for resampled GSIs. */
-#define IRQLAT_SPLIT_RESAMPLE_NO_EOI_EXIT	0x1
+#include "../../include/uapi/linux/kvm_kit.h"
+#define IRQLAT_CAP_SPLIT_RESAMPLE		KVM_CAP_SPLIT_IRQCHIP_RESAMPLE
+#define IRQLAT_SPLIT_RESAMPLE_NO_EOI_EXIT	KVM_SPLIT_RESAMPLE_NO_EOI_EXIT
 
 enum irqlat_irq { IRQ_MSI, IRQ_INTX, NR_IRQ };
 
