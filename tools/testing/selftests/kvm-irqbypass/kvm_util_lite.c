@@ -310,28 +310,31 @@ int vm_start_guest(struct lite_vm *vm, const struct guest_params *params)
 	return vcpu_set_protected_mode(vm);
 }
 
-int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector)
+int vm_set_route(struct lite_vm *vm, const struct kvm_irq_routing_entry *e)
 {
 	struct {
 		struct kvm_irq_routing hdr;
 		struct kvm_irq_routing_entry entry;
-	} table = {
-		.hdr.nr = 1,
-		.entry = {
-			.gsi = gsi,
-			.type = KVM_IRQ_ROUTING_MSI,
-			/* Fixed delivery, physical destination APIC ID 0. */
-			.u.msi.address_lo = LAPIC_BASE,
-			.u.msi.data = vector,
-		},
-	};
+	} table = { .hdr.nr = 1, .entry = *e };
 
-	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0) {
+	return ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0 ? -errno : 0;
+}
+
+int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector)
+{
+	/* Fixed delivery, physical destination APIC ID 0. */
+	struct kvm_irq_routing_entry e = {
+		.gsi = gsi,
+		.type = KVM_IRQ_ROUTING_MSI,
+		.u.msi.address_lo = LAPIC_BASE,
+		.u.msi.data = vector,
+	};
+	int ret = vm_set_route(vm, &e);
+
+	if (ret)
 		tap_diag("KVM_SET_GSI_ROUTING(gsi %u -> vector 0x%x): %s", gsi,
-			 vector, strerror(errno));
-		return -errno;
-	}
-	return 0;
+			 vector, strerror(-ret));
+	return ret;
 }
 
 int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,

@@ -67,6 +67,8 @@ int vm_add_memory(struct lite_vm *vm, u64 gpa, void *hva, size_t size);
 
 /* Replace the GSI routing table by a single MSI route gsi -> vector. */
 int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector);
+/* Replace the whole GSI routing table with one entry: 0 or -errno. */
+int vm_set_route(struct lite_vm *vm, const struct kvm_irq_routing_entry *e);
 
 /* KVM_IRQFD; returns 0 or -errno. */
 int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,

@@ -111,26 +111,6 @@ static bool write_file(const char *path, const char *s)
 	return ok;
 }
 
-/* Host irq number of the /proc/interrupts line naming vfio-msi[0](bdf). */
-static int host_irq(const char *bdf)
-{
-	char line[4096], name[64];
-	int irq = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "vfio-msi[0](%s)", bdf);
-	f = fopen("/proc/interrupts", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name)) {
-			irq = atoi(line);
-			break;
-		}
-	fclose(f);
-	return irq;
-}
-
 /* Kit fast path on: both parameters Y and the tracepoints exist. */
 static bool fastpath_enabled(void)
 {
@@ -261,20 +241,14 @@ static int vm_setup(struct fp_test *t)
  */
 static int vm_route_msi_rh(struct lite_vm *vm, u32 gsi, u32 vector)
 {
-	struct {
-		struct kvm_irq_routing hdr;
-		struct kvm_irq_routing_entry entry;
-	} table = {
-		.hdr.nr = 1,
-		.entry = {
-			.gsi = gsi,
-			.type = KVM_IRQ_ROUTING_MSI,
-			.u.msi.address_lo = LAPIC_BASE | 0x8,
-			.u.msi.data = vector,
-		},
+	struct kvm_irq_routing_entry e = {
+		.gsi = gsi,
+		.type = KVM_IRQ_ROUTING_MSI,
+		.u.msi.address_lo = LAPIC_BASE | 0x8,
+		.u.msi.data = vector,
 	};
 
-	return ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0 ? -errno : 0;
+	return vm_set_route(vm, &e);
 }
 
 /*
@@ -285,19 +259,13 @@ static int vm_route_msi_rh(struct lite_vm *vm, u32 gsi, u32 vector)
  */
 static int vm_route_ioapic(struct lite_vm *vm, u32 gsi, u32 pin)
 {
-	struct {
-		struct kvm_irq_routing hdr;
-		struct kvm_irq_routing_entry entry;
-	} table = {
-		.hdr.nr = 1,
-		.entry = {
-			.gsi = gsi,
-			.type = KVM_IRQ_ROUTING_IRQCHIP,
-			.u.irqchip = { .irqchip = KVM_IRQCHIP_IOAPIC, .pin = pin },
-		},
+	struct kvm_irq_routing_entry e = {
+		.gsi = gsi,
+		.type = KVM_IRQ_ROUTING_IRQCHIP,
+		.u.irqchip = { .irqchip = KVM_IRQCHIP_IOAPIC, .pin = pin },
 	};
 
-	return ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &table) < 0 ? -errno : 0;
+	return vm_set_route(vm, &e);
 }
 
 static void phase_begin(struct fp_test *t, struct fp_counts *c)
@@ -503,7 +471,7 @@ int main(void)
 	     !edu_enable_bus_master(&t.edu) && t.efd >= 0;
 	ok = ok && !vm_setup(&t) && !irqfd_assign(&t, true) &&
 	     !set_trigger(&t, t.efd);
-	t.irq = host_irq(t.edu.bdf);
+	t.irq = proc_interrupts_irq("vfio-msi[0]", t.edu.bdf);
 	t.fast = fastpath_enabled();
 	tap_diag("iterations=%u irq=%d fast path %s", n, t.irq,
 		 t.fast ? "on (tracepoints counted)" : "off or stock modules");
@@ -578,7 +546,7 @@ int main(void)
 	ok = !vfio_set_irqs(t.edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 			    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL) &&
 	     !set_trigger(&t, t.efd);
-	t.irq = host_irq(t.edu.bdf);
+	t.irq = proc_interrupts_irq("vfio-msi[0]", t.edu.bdf);
 	phase_begin(&t, &c);
 	ret = ok ? run_raises(&t, &c, small, &seen) : -EIO;
 	phase_end(&t, &c, &seen, "vector re-enabled");

@@ -85,25 +85,6 @@ static long long irq_thread_switches(int irq, int *nthreads)
 	return total;
 }
 
-static int host_irq(const char *bdf)
-{
-	char line[4096], name[64];
-	int irq = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "vfio-msi[0](%s)", bdf);
-	f = fopen("/proc/interrupts", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, name)) {
-			irq = atoi(line);
-			break;
-		}
-	fclose(f);
-	return irq;
-}
-
 static int signal_msi(struct lite_vm *vm)
 {
 	struct kvm_msi msi = {
@@ -156,7 +137,7 @@ int main(void)
 	     !vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) &&
 	     !vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 			    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &efd);
-	irq = ok ? host_irq(edu.bdf) : -1;
+	irq = ok ? proc_interrupts_irq("vfio-msi[0]", edu.bdf) : -1;
 	if (!tap_result(ok && irq > 0, "setup: edu MSI -> irqfd, irq %d, vfio_pci_core.fastpath=%s",
 			irq, param))
 		goto out;

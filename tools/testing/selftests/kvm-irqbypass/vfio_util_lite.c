@@ -384,6 +384,27 @@ int vfio_set_irqs(int device_fd, u32 index, u32 action,
 	return ret;
 }
 
+int proc_interrupts_irq(const char *name, const char *bdf)
+{
+	char line[4096];
+	int irq = -1;
+	FILE *f;
+
+	f = fopen("/proc/interrupts", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (p && strstr(p, name) && strstr(p, bdf)) {
+			irq = atoi(line);
+			break;
+		}
+	}
+	fclose(f);
+	return irq;
+}
+
 long long proc_interrupts_count(const char *name, const char *bdf)
 {
 	long long total = 0;

@@ -77,5 +77,10 @@ int vfio_set_irqs_raw(int device_fd, struct vfio_irq_set *set);
  * name and bdf, e.g. "vfio-msi[" and the edu's BDF.  -1 if unreadable.
  */
 long long proc_interrupts_count(const char *name, const char *bdf);
+/*
+ * Linux irq number of the first /proc/interrupts line whose name contains
+ * both name and bdf, e.g. "vfio-msi[0]" and the edu's BDF.  -1 if none.
+ */
+int proc_interrupts_irq(const char *name, const char *bdf);
 
 #endif /* KVM_IRQBYPASS_VFIO_UTIL_LITE_H */
