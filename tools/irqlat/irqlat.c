@@ -31,12 +31,14 @@
 	"irq,irqchip,kernel,modules,n,lat_med_ns,lat_p99_ns,irqs_per_s," \
 	"vmexits_per_irq,uexits_per_irq,ctxsw_per_irq,lost,doubled"
 
+#define SAMPLES_HEADER	"irq,irqchip,kernel,modules,lat_ns"
+
 #define DIAG_LINES	32
 #define DIAG_LEN	200
 
 /* Where each format goes; NULL: not wanted. */
 struct sinks {
-	FILE *text, *csv, *json;
+	FILE *text, *csv, *json, *samples;
 	bool json_first;
 };
 
@@ -155,6 +157,20 @@ static void print_csv_row(FILE *f, const struct irqlat_result *r,
 }
 
 #define TEXT_COLS	"%-5s %-21s %-12s %-7s %6s %10s %10s %9s %8s %8s %8s %5s %7s\n"
+
+/* One line per interrupt: the latency distribution behind the row. */
+static void print_samples(FILE *f, const struct irqlat_result *r,
+			  const char *kernel, const char *modules)
+{
+	u32 i;
+
+	if (!r->tsc_khz)
+		return;
+	for (i = 0; i < r->nr_samples; i++)
+		fprintf(f, "%s,%s,%s,%s,%.0f\n", irq_name(r->irq),
+			chip_name(r->chip), kernel, modules,
+			r->samples[i] * 1e6 / r->tsc_khz);
+}
 
 static void print_text_header(FILE *f)
 {
@@ -351,6 +367,7 @@ static void print_usage(FILE *f)
 		"  --csv | --json     machine-readable output (default: a text table)\n"
 		"  --no-header        CSV rows only\n"
 		"  --csv-file F, --json-file F  also write that format to F\n"
+		"  --samples-file F   every latency sample (ns) as CSV to F\n"
 		"  --kernel LABEL     kernel column (default from uname, e.g. 6.12-generic)\n"
 		"  --modules LABEL    modules column (default: kit if kvm is out of tree)\n"
 		"  --device BDF       the edu's PCI address (default: the first edu)\n"
@@ -376,6 +393,7 @@ int main(int argc, char **argv)
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "csv-file", required_argument, NULL, 'F' },
 		{ "json-file", required_argument, NULL, 'G' },
+		{ "samples-file", required_argument, NULL, 'S' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "modules", required_argument, NULL, 'm' },
 		{ "device", required_argument, NULL, 'd' },
@@ -401,6 +419,7 @@ int main(int argc, char **argv)
 	struct irqlat_result res;
 	unsigned long v;
 	char *end;
+	FILE *f;
 	int opt, i, c, ret;
 
 	while ((opt = getopt_long(argc, argv, "n:vh", longopts, NULL)) != -1) {
@@ -439,14 +458,14 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 		case 'G':
-			if (opt == 'F')
-				out.csv = fopen(optarg, "we");
-			else
-				out.json = fopen(optarg, "we");
-			if (!(opt == 'F' ? out.csv : out.json)) {
+		case 'S':
+			f = fopen(optarg, "we");
+			if (!f) {
 				perror(optarg);
 				return 2;
 			}
+			*(opt == 'F' ? &out.csv : opt == 'G' ? &out.json :
+			  &out.samples) = f;
 			break;
 		case 'H':
 			header = false;
@@ -500,6 +519,8 @@ int main(int argc, char **argv)
 		print_text_header(out.text);
 	if (out.json)
 		fprintf(out.json, "[\n");
+	if (out.samples)
+		fprintf(out.samples, "%s\n", SAMPLES_HEADER);
 
 	for (i = 0; i < NR_IRQ; i++) {
 		for (c = 0; c < NR_CHIP; c++) {
@@ -512,6 +533,11 @@ int main(int argc, char **argv)
 			diag_reset();
 			why[0] = '\0';
 			ret = irqlat_run(i, c, &opts, &res, why, sizeof(why));
+			if (out.samples && !ret)
+				print_samples(out.samples, &res, kernel,
+					      modules);
+			free(res.samples);
+			res.samples = NULL;
 			if (ret == -EOPNOTSUPP) {
 				skipped++;
 				fprintf(stderr, "irqlat: %s/%s: skipped: %s\n",
@@ -558,6 +584,8 @@ int main(int argc, char **argv)
 		fclose(out.csv);
 	if (out.json && out.json != stdout)
 		fclose(out.json);
+	if (out.samples)
+		fclose(out.samples);
 
 	if (errors)
 		return 2;

@@ -132,6 +132,9 @@ struct irqlat_result {
 	u32 tsc_khz;
 	u64 lat_med_cyc, lat_p99_cyc, lat_min_cyc, lat_max_cyc;
 	double lat_med_ns, lat_p99_ns;
+	/* every latency sample in TSC cycles, sorted; the caller frees it */
+	u32 *samples;
+	u32 nr_samples;
 	/* measured window, and the control run's */
 	double wall_s, ctl_wall_s;
 	long long vmexits, ctl_vmexits;		/* -1: no stats */

@@ -604,7 +604,8 @@ static void latency(struct run_ctx *c, struct irqlat_result *res)
 		res->lat_med_ns = res->lat_med_cyc * 1e6 / res->tsc_khz;
 		res->lat_p99_ns = res->lat_p99_cyc * 1e6 / res->tsc_khz;
 	}
-	free(s);
+	res->samples = s;
+	res->nr_samples = n;
 }
 
 /* One pass of the guest loop: the measured one, or the control. */
