@@ -9,7 +9,7 @@
 #   make check                build, sparse, checkpatch, testbed selftests
 #   make check-all            make check for all four targets
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
-#   make demo                 the interrupt-path matrix (see README)
+#   make demo [DEMO=msi,rt]   the interrupt-path matrix: build/report/matrix.md
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
 #   make irqlat               build tools/irqlat (the benchmark VMM)
 #   make bench-irqbypass      stock vs kit irqbypass manager: build/report/irqbypass.csv
@@ -24,7 +24,8 @@ endif
 K := scripts/kit
 
 .PHONY: all modules list install uninstall check check-all clean distclean \
-	testbed sparse checkpatch symvers selftests bench irqlat bench-irqbypass
+	testbed sparse checkpatch symvers selftests demo bench irqlat \
+	bench-irqbypass
 
 all modules:
 	@$(K)/build.sh
@@ -61,6 +62,9 @@ irqlat:
 
 bench-irqbypass:
 	@$(K)/bench-irqbypass.sh
+
+demo:
+	@$(K)/demo.sh
 
 bench:
 	@tools/irqlat/bench.sh

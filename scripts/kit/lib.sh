@@ -8,7 +8,17 @@ kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${KIT_BUILD:-$kit_top/build}
 
 die() { echo "kit: error: $*" >&2; exit 1; }
-step() { echo "kit: [$(date +%T)] $*"; }
+# Progress lines; with KIT_T0 (epoch seconds, set by make demo) also the
+# time elapsed since it.
+step() {
+	local e
+	if [ -n "${KIT_T0:-}" ]; then
+		e=$(($(date +%s) - KIT_T0))
+		printf 'kit: [%s +%dm%02ds] %s\n' "$(date +%T)" $((e / 60)) $((e % 60)) "$*"
+	else
+		echo "kit: [$(date +%T)] $*"
+	fi
+}
 
 # Install Debian packages that are missing; refuse clearly when not root.
 kit_need_pkgs() {

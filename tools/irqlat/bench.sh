@@ -3,7 +3,9 @@
 #
 # make bench: every irqlat scenario on the default kernel line, generic and
 # rt, with stock and with kit modules (four testbed boots), into
-# build/report/matrix.csv, and a table with kit/stock ratios on stdout.
+# build/report/matrix.csv; tools/irqlat/report.py then prints the table
+# with each row's ratios to its reference row and writes matrix.md and the
+# latency plot.  make demo (scripts/kit/demo.sh) runs this script too.
 #
 # Environment:
 #   N=500                  interrupts per scenario
@@ -29,7 +31,8 @@ header=irq,irqchip,kernel,modules,n,lat_med_ns,lat_p99_ns,irqs_per_s,vmexits_per
 
 start=$SECONDS
 mkdir -p "$report"
-rm -f "$report/matrix.csv" "$report/matrix.txt" "$report"/boot-*.csv
+rm -f "$report"/matrix.* "$report"/boot-*.csv "$report"/samples-*.csv \
+	"$report"/latency.*
 
 step "building irqlat"
 make -s -C "$kit_top/tools/irqlat" OUTPUT="$B/irqlat" > "$report/irqlat-build.log" 2>&1 ||
@@ -38,8 +41,10 @@ make -s -C "$kit_top/tools/irqlat" OUTPUT="$B/irqlat" > "$report/irqlat-build.lo
 # The kit for each flavour (incremental: seconds when nothing changed).
 if [[ " $modsets " == *" kit "* ]]; then
 	for f in $flavours; do
-		step "building the kit ($KLINE $f)"
-		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" > "$report/build-$f.log" 2>&1 ||
+		step "building the kit ($KLINE $f; log: ${report#"$kit_top"/}/build-$f.log)"
+		# The build's own progress lines (install, extract, build) show.
+		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
+			tee "$report/build-$f.log" | grep --line-buffered '^kit: ' ||
 			{ tail -n 20 "$report/build-$f.log" >&2; die "kit build ($f) failed"; }
 	done
 fi
@@ -57,10 +62,11 @@ for f in $flavours; do
 			--name "$name" --timeout 1500 ${ICOUNT:+--icount "$ICOUNT"} -- \
 			"$B/irqlat/irqlat" -n "$N" --kernel "$label" --modules "$m" \
 			--csv-file "$dir/irqlat.csv" --json-file "$dir/irqlat.json" \
-			${IRQLAT_ARGS:-} || rc=$?
+			--samples-file "$dir/samples.csv" ${IRQLAT_ARGS:-} || rc=$?
 		if [ -s "$dir/irqlat.csv" ]; then
 			tail -n +2 "$dir/irqlat.csv" > "$report/boot-$f-$m.csv"
 			cp "$dir/irqlat.json" "$report/irqlat-$f-$m.json"
+			cp "$dir/samples.csv" "$report/samples-$f-$m.csv"
 		fi
 		if [ "$rc" -ne 0 ]; then
 			echo "kit: bench: $label/$m exited $rc (1: lost or doubled interrupts; console: ${dir#"$kit_top"/}/console.log)" >&2
@@ -79,43 +85,9 @@ done
 } > "$report/matrix.csv"
 rm -f "$report"/boot-*.csv
 
-# The table: every row, and on kit rows the ratio to the stock row of the
-# same scenario and kernel ("-" where stock is 0 or missing).
-awk -F, -v icount="${ICOUNT:-off}" '
-function ratio(k, s) { return (s + 0 == 0 || s == "") ? "-" : sprintf("%.2f", k / s) }
-NR == 1 { next }
-{
-	key = $1 "," $2 "," $3
-	row[NR] = $0
-	if ($4 == "stock") stock[key] = $0
-}
-END {
-	printf "%-4s %-20s %-12s %-5s %5s %10s %10s %8s %7s %7s %7s %4s %4s | %s\n",
-	       "irq", "irqchip", "kernel", "mods", "n", "lat_med_ns", "lat_p99_ns",
-	       "irqs/s", "vmexit", "uexit", "ctxsw", "lost", "dbl",
-	       "kit/stock: lat_med lat_p99 irqs/s vmexit uexit ctxsw"
-	for (i = 2; i <= NR; i++) {
-		if (!(i in row)) continue
-		split(row[i], a, ",")
-		line = sprintf("%-4s %-20s %-12s %-5s %5s %10s %10s %8s %7s %7s %7s %4s %4s |",
-			       a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-			       a[10], a[11], a[12], a[13])
-		key = a[1] "," a[2] "," a[3]
-		if (a[4] == "kit" && (key in stock)) {
-			split(stock[key], s, ",")
-			line = line sprintf(" %18s %7s %6s %6s %5s %5s", ratio(a[6], s[6]),
-					    ratio(a[7], s[7]), ratio(a[8], s[8]),
-					    ratio(a[9], s[9]), ratio(a[10], s[10]),
-					    ratio(a[11], s[11]))
-		}
-		print line
-	}
-	print ""
-	print "counts (machine-independent): vmexit, uexit = VM exits and exits to userspace per"
-	print "interrupt; ctxsw = host context switches per interrupt minus a control run; lost, dbl."
-	print "time (emulated, compare within one table only): lat_med_ns, lat_p99_ns (guest TSC),"
-	print "irqs/s (wall).  icount: " icount
-}' "$report/matrix.csv" | tee "$report/matrix.txt"
+# The table, matrix.md and the latency plot.
+python3 "$kit_top/tools/irqlat/report.py" --icount "${ICOUNT:-off}" "$report" ||
+	die "report.py failed"
 
 step "bench finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/matrix.csv"
 if [ ${#failed[@]} -gt 0 ]; then
