@@ -12,9 +12,8 @@
 set -euo pipefail
 
 : "${KREL:?}" "${SRCPKG:?}" "${SRCVER:?}" "${KLINE:?}"
-top=$(cd "$(dirname "$0")/../.." && pwd)
-B=${KIT_BUILD:-$top/build}
-die() { echo "kit: error: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+top=$kit_top
 
 # What we take from the distro source.  Headers are listed one by one: only
 # those we overlay or patch; everything else comes from the headers package.
@@ -29,7 +28,7 @@ tarball=/usr/src/$SRCPKG.tar.xz
 pristine=$B/src/$SRCPKG-$SRCVER
 stamp="$SRCVER $(echo $extract_paths)"
 if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
-	echo "kit: extracting $SRCPKG $SRCVER (only: $(echo $extract_paths | wc -w) paths)"
+	step "extracting $SRCPKG $SRCVER (only: $(echo $extract_paths | wc -w) paths)"
 	start=$SECONDS
 	rm -rf "$pristine" "$pristine.tmp"
 	mkdir -p "$pristine.tmp"
@@ -40,7 +39,7 @@ if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
 		die "extracting $tarball failed"
 	echo "$stamp" > "$pristine.tmp/.kit-extracted"
 	mv "$pristine.tmp" "$pristine"
-	echo "kit: extracted in $((SECONDS - start)) s"
+	step "extracted in $((SECONDS - start)) s"
 fi
 
 tree=${KIT_TREE_DIR:-$B/$KREL}
