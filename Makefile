@@ -8,6 +8,7 @@
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, testbed selftests
 #   make check-all            make check for all four targets
+#   make check-debug          make check on the debug kernel (lockdep, KASAN, ...)
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
 #   make demo [DEMO=msi,rt]   the interrupt-path matrix: build/report/matrix.md
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
@@ -23,7 +24,8 @@ endif
 
 K := scripts/kit
 
-.PHONY: all modules list install uninstall check check-all clean distclean \
+.PHONY: all modules list install uninstall check check-all check-debug \
+	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
 	bench-irqbypass
 
@@ -44,6 +46,11 @@ check:
 
 check-all:
 	@$(K)/check-all.sh
+
+# Same code as make check, so no sparse run (and no stock baseline exists
+# for the debug config).
+check-debug:
+	@KIT_DEBUG=1 KIT_CHECK_SKIP="sparse $${KIT_CHECK_SKIP:-}" $(K)/check.sh
 
 sparse:
 	@$(K)/sparse.sh

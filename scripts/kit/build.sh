@@ -8,6 +8,8 @@ set -euo pipefail
 kit_target
 kit_need_pkgs "$SRCPKG" "$HDRPKG" make gcc rsync patch xz-utils dwarves kmod
 kit_check_versions
+# KIT_DEBUG=1: build against the debug kernel, built first if needed.
+[ "${KIT_DEBUG:-0}" = 1 ] && "$kit_top/scripts/kit/debug-kernel.sh"
 start=$SECONDS
 tree=$B/$KREL
 [ "${KIT_STOCK:-0}" = 1 ] && tree=$B/$KREL.stock
@@ -15,6 +17,6 @@ tree=$B/$KREL
 exec 9> "$tree.lock"
 flock 9
 KIT_TREE_DIR=$tree "$kit_top/scripts/kit/prepare.sh"
-step "building in ${tree#"$kit_top"/} against $HDRPKG"
+step "building in ${tree#"$kit_top"/} against ${KDIR#"$kit_top"/}"
 kit_make "$tree" modules
 step "built $(find "$tree" -name '*.ko' | wc -l) modules in $((SECONDS - start)) s"

@@ -64,7 +64,20 @@ kit_target() {
 	fi
 	# shellcheck disable=SC1090
 	. "$cache"
-	export KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG KDIR
+	KDIR_BASE=$KDIR
+	IMGROOT=$B/testbed/$KREL/image
+	# KIT_DEBUG=1: the debug kernel built from the same source and config
+	# (scripts/kit/debug-kernel.sh) replaces Debian's image and headers.
+	if [ "${KIT_DEBUG:-0}" = 1 ]; then
+		DEBUG_LOCALVERSION=-kitdebug
+		[ "$FLAVOUR" = rt ] && DEBUG_LOCALVERSION=-kitdebug-rt
+		KREL=${SRCVER%%-*}$DEBUG_LOCALVERSION
+		DEBUG_DIR=${KIT_CACHE:-/var/cache/kvm-irqbypass}/debug/$KREL
+		KDIR=$DEBUG_DIR/src
+		IMGROOT=$DEBUG_DIR/image
+		export DEBUG_LOCALVERSION DEBUG_DIR
+	fi
+	export KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG KDIR KDIR_BASE IMGROOT
 }
 
 # Source and headers must be the same Debian version.
@@ -75,7 +88,7 @@ kit_check_versions() {
 	[ -n "$h" ] || die "$HDRPKG is not installed (headers for $KREL missing)"
 	[ "$s" = "$h" ] ||
 		die "$SRCPKG $s and $HDRPKG $h disagree: install the same version of both"
-	[ -d "$KDIR" ] || die "$KDIR missing: $HDRPKG is broken"
+	[ -d "$KDIR_BASE" ] || die "$KDIR_BASE missing: $HDRPKG is broken"
 }
 
 # Run kbuild on an M= tree.  Overlaid headers must win over the headers

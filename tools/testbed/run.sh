@@ -46,10 +46,13 @@ case "$modules" in kit|stock) ;; *) die "--modules kit|stock" ;; esac
 kit_target
 kit_need_pkgs qemu-system-x86 busybox-static kmod xz-utils cpio
 tb=$B/testbed/$KREL
-root=$tb/image
+root=$IMGROOT
 
-# 1. The kernel image package, extracted once per version.
-if [ ! -f "$root/boot/vmlinuz-$KREL" ]; then
+# 1. The kernel image package, extracted once per version (KIT_DEBUG=1: the
+#    debug kernel, built once by scripts/kit/debug-kernel.sh).
+if [ "${KIT_DEBUG:-0}" = 1 ]; then
+	"$kit_top/scripts/kit/debug-kernel.sh"
+elif [ ! -f "$root/boot/vmlinuz-$KREL" ]; then
 	step "downloading and extracting $IMGPKG"
 	mkdir -p "$tb/pkgs"
 	(cd "$tb/pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
