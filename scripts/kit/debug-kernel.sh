@@ -42,11 +42,18 @@ fi
 
 start=$SECONDS
 step "debug kernel $KREL: inputs changed or first build (in ${dir})"
-rm -rf "$dir"
-mkdir -p "$dir/src" "$IMGROOT/boot"
-step "debug kernel: extracting the whole $SRCPKG $SRCVER"
-tar -xJf "/usr/src/$SRCPKG.tar.xz" -C "$dir/src" --strip-components=1 ||
-	die "extracting /usr/src/$SRCPKG.tar.xz failed"
+rm -rf "$IMGROOT" "$dir/.kit-inputs"
+# The source is extracted once per version; the tree then builds
+# incrementally when only the config changed.
+if [ "$(cat "$dir/src/.kit-extracted" 2>/dev/null)" != "$SRCVER" ]; then
+	step "debug kernel: extracting the whole $SRCPKG $SRCVER"
+	rm -rf "$dir/src"
+	mkdir -p "$dir/src"
+	tar -xJf "/usr/src/$SRCPKG.tar.xz" -C "$dir/src" --strip-components=1 ||
+		die "extracting /usr/src/$SRCPKG.tar.xz failed"
+	echo "$SRCVER" > "$dir/src/.kit-extracted"
+fi
+mkdir -p "$IMGROOT/boot"
 
 cd "$dir/src"
 cp "$base_config" .config
@@ -73,8 +80,8 @@ step "debug kernel: configuring (localmodconfig + scripts/kit/debug-kernel.confi
 for opt in PROVE_LOCKING KASAN DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK DEBUG_OBJECTS KVM_AMD VFIO_PCI; do
 	grep -q "^CONFIG_$opt=[ym]" .config || die "CONFIG_$opt did not stick (see $dir/config.log)"
 done
-[ "$(make -s kernelrelease)" = "$KREL" ] ||
-	die "kernelrelease $(make -s kernelrelease), expected $KREL"
+grep -qx "CONFIG_LOCALVERSION=\"$DEBUG_LOCALVERSION\"" .config ||
+	die "CONFIG_LOCALVERSION did not stick (see $dir/config.log)"
 
 step "debug kernel: building bzImage and modules (log: $dir/build.log)"
 nice make -j"$(nproc)" bzImage modules > "$dir/build.log" 2>&1 ||
@@ -82,6 +89,8 @@ nice make -j"$(nproc)" bzImage modules > "$dir/build.log" 2>&1 ||
 make modules_install INSTALL_MOD_PATH="$IMGROOT" INSTALL_MOD_STRIP=1 \
 	DEPMOD=/bin/true > "$dir/install.log" 2>&1 ||
 	{ tail -n 20 "$dir/install.log" >&2; die "modules_install failed"; }
+[ "$(cat include/config/kernel.release)" = "$KREL" ] ||
+	die "built $(cat include/config/kernel.release), expected $KREL"
 cp arch/x86/boot/bzImage "$IMGROOT/boot/vmlinuz-$KREL"
 depmod -b "$IMGROOT" "$KREL"
 echo "$inputs" > "$dir/.kit-inputs"
