@@ -217,7 +217,8 @@ static void test_basic(u64 flags, int iters, int timeout)
  * Case 3: the route of an in-service pin moves to another vector: the
  * resamplefd fires at KVM_SET_GSI_ROUTING, not again at the old vector's
  * EOI, and the next interrupt arrives on the new vector and resamples at
- * its EOI.  Case 4: the route goes away (a masked pin): resample at the
+ * its EOI.  Case 4: the route goes away (how a VMM that removes a masked
+ * pin's route masks it; QEMU keeps the route): resample at the
  * change, a raise is dropped, and restoring the route resamples again.
  */
 static void test_route_change(int timeout)
