@@ -520,13 +520,19 @@ static void test_exit_per_vcpu(int timeout)
 /*
  * Case 9: GSI A's route moves from APIC ID 0 to APIC ID 1 (same vector)
  * while vCPU 0 has its interrupt in service: one resample at the change,
- * none at vCPU 0's EOI, which matches no route any more and so exits to
- * userspace (case 10); the device's next interrupt goes to vCPU 1 and is
- * resampled at vCPU 1's EOI.  Case 11: QEMU re-commits its whole routing
- * table on every redirection-table write and leaves a masked pin's route
- * as it was, so the table it commits while the guest masks the pin is the
- * same one: no resample then, the EOI resamples, and an interrupt raised
- * meanwhile is still delivered.
+ * none at vCPU 0's EOI, which matches no route any more; the device's next
+ * interrupt goes to vCPU 1 and is resampled at vCPU 1's EOI.  Case 10:
+ * whether vCPU 0's EOI still exits to userspace is stock KVM's business:
+ * 6.12's kvm_scan_ioapic_routes() keeps a vector pending EOI in the EOI
+ * exit bitmap, so the EOI exits once (no route matched, so NO_EOI_EXIT
+ * does not apply); 6.1's does not, so the EOI never reaches the split
+ * irqchip EOI path.  At most one exit, then, and never on vCPU 1.
+ *
+ * Case 11: QEMU re-commits its whole routing table on every
+ * redirection-table write and leaves a masked pin's route as it was, so
+ * the table it commits while the guest masks the pin is the same one: no
+ * resample then, the EOI resamples, and an interrupt raised meanwhile is
+ * still delivered.
  */
 static void test_retarget(int timeout)
 {
@@ -566,9 +572,10 @@ static void test_retarget(int timeout)
 		   vcpu_count(&s.vm->vcpu[1]) == 1 && t1.resampled == 1 &&
 		   !t1.early,
 		   "route moved to APIC ID 1 in service: 1 resample at the change, 0 at vCPU 0's EOI, next interrupt on vCPU 1 resampled");
-	tap_result(!ret && e0 == 1 && s.vm->vcpu[0].last_eoi_vector ==
-		   TEST_LEVEL_VECTOR && s.vm->vcpu[1].eoi_exits == 0,
-		   "vCPU 0's EOI that no route matches any more exits to userspace once despite NO_EOI_EXIT (%u)",
+	tap_result(!ret && e0 <= 1 && (!e0 || s.vm->vcpu[0].last_eoi_vector ==
+					 TEST_LEVEL_VECTOR) &&
+		   s.vm->vcpu[1].eoi_exits == 0,
+		   "vCPU 0's EOI after the move: %u KVM_EXIT_IOAPIC_EOI (6.12: 1, 6.1: 0), vCPU 1: 0",
 		   e0);
 
 	ok = false;
