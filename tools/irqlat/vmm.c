@@ -142,7 +142,7 @@ static void stats_open(struct run_ctx *c)
 	c->off_exits = -1;
 	c->off_halt_exits = -1;
 	c->off_irq_exits = -1;
-	c->stats_fd = ioctl(c->vm->vcpu_fd, KVM_GET_STATS_FD, 0);
+	c->stats_fd = ioctl(c->vm->vcpu[0].fd, KVM_GET_STATS_FD, 0);
 	if (c->stats_fd < 0) {
 		tap_diag("KVM_GET_STATS_FD: %s (no VM exit counts)",
 			 strerror(errno));
@@ -472,7 +472,7 @@ static void alarm_arm(unsigned int ms)
 
 static int io_exit(struct run_ctx *c, u16 *port, u32 *value)
 {
-	struct kvm_run *run = c->vm->run;
+	struct kvm_run *run = c->vm->vcpu[0].run;
 
 	*value = 0;
 	memcpy(value, (u8 *)run + run->io.data_offset,
@@ -501,7 +501,7 @@ static int io_exit(struct run_ctx *c, u16 *port, u32 *value)
  */
 static int vcpu_loop(struct run_ctx *c, u16 want)
 {
-	struct kvm_run *run = c->vm->run;
+	struct kvm_run *run = c->vm->vcpu[0].run;
 	struct timespec now, start;
 	unsigned int tick;
 	u16 port;
@@ -516,7 +516,7 @@ static int vcpu_loop(struct run_ctx *c, u16 want)
 	alarm_arm(tick);
 	for (;;) {
 		WRITE_ONCE(run->immediate_exit, 0);
-		ret = ioctl(c->vm->vcpu_fd, KVM_RUN, 0);
+		ret = ioctl(c->vm->vcpu[0].fd, KVM_RUN, 0);
 		if (ret < 0 && (errno == EINTR || errno == EAGAIN)) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (!want && ts_diff(&start, &now) * 1000 >=
@@ -654,7 +654,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	c->g->target = c->opts->n;
 
 	stats_open(c);
-	tsc_khz = ioctl(c->vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	tsc_khz = ioctl(c->vm->vcpu[0].fd, KVM_GET_TSC_KHZ, 0);
 	res->tsc_khz = tsc_khz > 0 ? tsc_khz : 0;
 
 	ret = wire(c);

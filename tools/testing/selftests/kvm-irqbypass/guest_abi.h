@@ -11,13 +11,21 @@
 #ifndef KVM_IRQBYPASS_GUEST_ABI_H
 #define KVM_IRQBYPASS_GUEST_ABI_H
 
-/* Guest physical layout of the single RAM slot that starts at GPA 0. */
+/*
+ * Guest physical layout of the single RAM slot that starts at GPA 0.  GDT,
+ * IDT and code are shared by all vCPUs; vCPU n (APIC ID n) has its own
+ * struct guest_params at GUEST_PARAMS_GPA + n * GUEST_PARAMS_STRIDE and its
+ * own stack below GUEST_STACK_TOP - n * GUEST_STACK_SIZE.
+ */
 #define GUEST_GDT_GPA		0x0000
 #define GUEST_IDT_GPA		0x1000
 #define GUEST_PARAMS_GPA	0x2000
+#define GUEST_PARAMS_STRIDE	0x100
 #define GUEST_STACK_TOP		0x8000
+#define GUEST_STACK_SIZE	0x1000
 #define GUEST_CODE_GPA		0x10000
 #define GUEST_RAM_SIZE		0x100000
+#define GUEST_MAX_VCPUS		2
 
 /* Flat 32-bit segments in the GDT. */
 #define GUEST_CS_SEL		0x08
@@ -25,6 +33,7 @@
 
 /* Local APIC and IOAPIC, reachable because paging stays off. */
 #define LAPIC_BASE		0xfee00000
+#define LAPIC_ID		0x020
 #define LAPIC_TPR		0x080
 #define LAPIC_EOI		0x0b0
 #define LAPIC_SVR		0x0f0
@@ -56,16 +65,20 @@
 /* Exception stubs in guest_code.S are this far apart. */
 #define GUEST_FAULT_STUB_SIZE	8
 
-/* Byte offsets in struct guest_params, used by the assembly. */
-#define GPARAM_FLAGS		(GUEST_PARAMS_GPA + 0x00)
-#define GPARAM_VECTOR		(GUEST_PARAMS_GPA + 0x04)
-#define GPARAM_IOAPIC_PIN	(GUEST_PARAMS_GPA + 0x08)
-#define GPARAM_ACK_ADDR		(GUEST_PARAMS_GPA + 0x0c)
-#define GPARAM_ACK_VALUE	(GUEST_PARAMS_GPA + 0x10)
-#define GPARAM_PRE_EOI_PORT	(GUEST_PARAMS_GPA + 0x14)
-#define GPARAM_POST_EOI_PORT	(GUEST_PARAMS_GPA + 0x18)
-#define GPARAM_TARGET		(GUEST_PARAMS_GPA + 0x1c)
-#define GPARAM_COUNT		(GUEST_PARAMS_GPA + 0x20)
+/*
+ * Byte offsets in struct guest_params, used by the assembly.  The guest
+ * addresses its own block through %ebp, which the host sets to the block's
+ * GPA at vCPU setup and the guest never writes.
+ */
+#define GPARAM_FLAGS		0x00
+#define GPARAM_VECTOR		0x04
+#define GPARAM_IOAPIC_PIN	0x08
+#define GPARAM_ACK_ADDR		0x0c
+#define GPARAM_ACK_VALUE	0x10
+#define GPARAM_PRE_EOI_PORT	0x14
+#define GPARAM_POST_EOI_PORT	0x18
+#define GPARAM_TARGET		0x1c
+#define GPARAM_COUNT		0x20
 
 #ifndef __ASSEMBLER__
 #include <assert.h>
@@ -74,8 +87,9 @@
 #include "compat.h"
 
 /*
- * Shared between host and guest at GUEST_PARAMS_GPA.  The host fills in
- * everything but count before the vCPU runs; the guest only writes count.
+ * Shared between host and guest, one per vCPU (see GUEST_PARAMS_STRIDE).
+ * The host fills in everything but count before the vCPU runs; the guest
+ * only writes count.
  */
 struct guest_params {
 	u32 flags;
@@ -90,8 +104,8 @@ struct guest_params {
 };
 
 #define GPARAM_CHECK(field, gp) \
-	static_assert(offsetof(struct guest_params, field) == \
-		       (gp) - GUEST_PARAMS_GPA, "guest ABI: " #field)
+	static_assert(offsetof(struct guest_params, field) == (gp), \
+		      "guest ABI: " #field)
 GPARAM_CHECK(flags, GPARAM_FLAGS);
 GPARAM_CHECK(vector, GPARAM_VECTOR);
 GPARAM_CHECK(ioapic_pin, GPARAM_IOAPIC_PIN);
@@ -102,6 +116,8 @@ GPARAM_CHECK(post_eoi_port, GPARAM_POST_EOI_PORT);
 GPARAM_CHECK(target, GPARAM_TARGET);
 GPARAM_CHECK(count, GPARAM_COUNT);
 #undef GPARAM_CHECK
+static_assert(sizeof(struct guest_params) <= GUEST_PARAMS_STRIDE,
+	      "guest ABI: params stride");
 
 /* Symbols from guest_code.S; the blob is copied to GUEST_CODE_GPA. */
 extern const char guest_code_start[], guest_code_end[];

@@ -4,7 +4,9 @@
  * into the 64-bit test binary (.code32 in a data section) and copied to
  * GUEST_CODE_GPA, so it must not contain relocations: branches are
  * relative and all data lives at the constant addresses of guest_abi.h.
- * The host loads GDT, IDT and segment state before the first KVM_RUN.
+ * The host loads GDT, IDT and segment state before the first KVM_RUN, and
+ * points %ebp at this vCPU's struct guest_params and %esp at its own stack;
+ * nothing here writes %ebp, so the ISR finds the same block.
  */
 #include "guest_abi.h"
 
@@ -26,18 +28,18 @@ guest_entry:
 	movl	$LAPIC_LVT_MASKED, LAPIC_BASE + LAPIC_LVT0
 	movl	$0, LAPIC_BASE + LAPIC_TPR
 
-	testl	$GUEST_F_IOAPIC, GPARAM_FLAGS
+	testl	$GUEST_F_IOAPIC, GPARAM_FLAGS(%ebp)
 	jz	1f
 	/* Redirection entry: high dword first (destination APIC ID 0)... */
-	movl	GPARAM_IOAPIC_PIN, %ecx
+	movl	GPARAM_IOAPIC_PIN(%ebp), %ecx
 	leal	IOAPIC_REDTBL + 1(,%ecx,2), %eax
 	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
 	movl	$0, IOAPIC_BASE + IOAPIC_IOWIN
 	/* ...then the low dword, which unmasks it: fixed, physical, high. */
 	decl	%eax
 	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
-	movl	GPARAM_VECTOR, %eax
-	testl	$GUEST_F_LEVEL, GPARAM_FLAGS
+	movl	GPARAM_VECTOR(%ebp), %eax
+	testl	$GUEST_F_LEVEL, GPARAM_FLAGS(%ebp)
 	jz	2f
 	orl	$IOAPIC_LEVEL, %eax
 2:	movl	%eax, IOAPIC_BASE + IOAPIC_IOWIN
@@ -59,25 +61,25 @@ guest_entry:
 guest_isr:
 	pushl	%eax
 	pushl	%edx
-	incl	GPARAM_COUNT
-	movl	GPARAM_ACK_ADDR, %edx
+	incl	GPARAM_COUNT(%ebp)
+	movl	GPARAM_ACK_ADDR(%ebp), %edx
 	testl	%edx, %edx
 	jz	1f
-	movl	GPARAM_ACK_VALUE, %eax
+	movl	GPARAM_ACK_VALUE(%ebp), %eax
 	movl	%eax, (%edx)
-1:	movl	GPARAM_PRE_EOI_PORT, %edx
+1:	movl	GPARAM_PRE_EOI_PORT(%ebp), %edx
 	testl	%edx, %edx
 	jz	2f
-	movl	GPARAM_COUNT, %eax
+	movl	GPARAM_COUNT(%ebp), %eax
 	outl	%eax, %dx
 2:	movl	$0, LAPIC_BASE + LAPIC_EOI
-	movl	GPARAM_POST_EOI_PORT, %edx
+	movl	GPARAM_POST_EOI_PORT(%ebp), %edx
 	testl	%edx, %edx
 	jz	3f
-	movl	GPARAM_COUNT, %eax
+	movl	GPARAM_COUNT(%ebp), %eax
 	outl	%eax, %dx
-3:	movl	GPARAM_COUNT, %eax
-	cmpl	GPARAM_TARGET, %eax
+3:	movl	GPARAM_COUNT(%ebp), %eax
+	cmpl	GPARAM_TARGET(%ebp), %eax
 	jne	4f
 	movl	$GUEST_PORT_DONE, %edx
 	outl	%eax, %dx

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,13 +99,14 @@ static void vm_load_image(struct lite_vm *vm)
 struct lite_vm *vm_create(enum irqchip_mode mode)
 {
 	struct lite_vm *vm;
-	int ret;
+	int ret, i;
 
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return NULL;
 	vm->vm_fd = -1;
-	vm->vcpu_fd = -1;
+	for (i = 0; i < GUEST_MAX_VCPUS; i++)
+		vm->vcpu[i].fd = -1;
 	vm->irqchip = mode;
 	vm->kvm_fd = kvm_open_or_bail();
 
@@ -136,7 +138,6 @@ struct lite_vm *vm_create(enum irqchip_mode mode)
 		tap_diag("guest RAM: %s", strerror(errno));
 		goto fail;
 	}
-	vm->params = (struct guest_params *)(vm->ram + GUEST_PARAMS_GPA);
 	ret = vm_add_memory(vm, 0, vm->ram, GUEST_RAM_SIZE);
 	if (ret)
 		goto fail;
@@ -150,12 +151,16 @@ fail:
 
 void vm_destroy(struct lite_vm *vm)
 {
+	struct lite_vcpu *vcpu;
+
 	if (!vm)
 		return;
-	if (vm->run)
-		munmap(vm->run, vm->run_size);
-	if (vm->vcpu_fd >= 0)
-		close(vm->vcpu_fd);
+	for (vcpu = vm->vcpu; vcpu < vm->vcpu + GUEST_MAX_VCPUS; vcpu++) {
+		if (vcpu->run)
+			munmap(vcpu->run, vcpu->run_size);
+		if (vcpu->fd >= 0)
+			close(vcpu->fd);
+	}
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
 	if (vm->ram)
@@ -208,7 +213,7 @@ static void vm_build_idt(struct lite_vm *vm, unsigned int test_vector)
  * Give the vCPU the host's supported CPUID so KVM derives a sane
  * MAXPHYADDR and LAPIC model, as a real VMM would.
  */
-static int vcpu_set_cpuid(struct lite_vm *vm)
+static int vcpu_set_cpuid(struct lite_vcpu *vcpu)
 {
 	struct kvm_cpuid2 *cpuid;
 	int ret = 0;
@@ -218,8 +223,8 @@ static int vcpu_set_cpuid(struct lite_vm *vm)
 	if (!cpuid)
 		return -ENOMEM;
 	cpuid->nent = CPUID_MAX_ENTRIES;
-	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) < 0 ||
-	    ioctl(vm->vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
+	if (ioctl(vcpu->vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) < 0 ||
+	    ioctl(vcpu->fd, KVM_SET_CPUID2, cpuid) < 0) {
 		ret = -errno;
 		tap_diag("KVM_{GET_SUPPORTED,SET}_CPUID: %s", strerror(errno));
 	}
@@ -241,12 +246,12 @@ static void flat_segment(struct kvm_segment *seg, u16 selector,
 	seg->g = 1;
 }
 
-static int vcpu_set_protected_mode(struct lite_vm *vm)
+static int vcpu_set_protected_mode(struct lite_vcpu *vcpu)
 {
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 
-	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
+	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		goto fail;
 	flat_segment(&sregs.cs, GUEST_CS_SEL, 0xb);	/* code, read, accessed */
 	flat_segment(&sregs.ds, GUEST_DS_SEL, 0x3);	/* data, write, accessed */
@@ -263,14 +268,16 @@ static int vcpu_set_protected_mode(struct lite_vm *vm)
 	sregs.cr3 = 0;
 	sregs.cr4 = 0;
 	sregs.efer = 0;
-	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
+	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
 		goto fail;
 
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = GUEST_CODE_GPA + (guest_entry - guest_code_start);
-	regs.rsp = GUEST_STACK_TOP;
+	regs.rsp = GUEST_STACK_TOP - vcpu->id * GUEST_STACK_SIZE;
+	/* The guest's handle on its own struct guest_params (guest_abi.h). */
+	regs.rbp = GUEST_PARAMS_GPA + vcpu->id * GUEST_PARAMS_STRIDE;
 	regs.rflags = 0x2;	/* reserved bit; IF stays clear until sti */
-	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs) < 0)
+	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -278,36 +285,81 @@ fail:
 	return -errno;
 }
 
-int vm_start_guest(struct lite_vm *vm, const struct guest_params *params)
+/* Create vCPU vm->nr_vcpus with its own params block, stack and %ebp. */
+static int vcpu_create(struct lite_vm *vm, const struct guest_params *params)
 {
+	struct lite_vcpu *vcpu = &vm->vcpu[vm->nr_vcpus];
 	int size, ret;
 
-	*vm->params = *params;
-	vm->params->count = 0;
-	vm_build_idt(vm, params->vector);
+	vcpu->vm = vm;
+	vcpu->id = vm->nr_vcpus;
+	vcpu->params = (struct guest_params *)(vm->ram + GUEST_PARAMS_GPA +
+					       vcpu->id * GUEST_PARAMS_STRIDE);
+	*vcpu->params = *params;
+	vcpu->params->count = 0;
 
-	vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
-	if (vm->vcpu_fd < 0) {
-		tap_diag("KVM_CREATE_VCPU: %s", strerror(errno));
+	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)vcpu->id);
+	if (vcpu->fd < 0) {
+		tap_diag("KVM_CREATE_VCPU(%u): %s", vcpu->id, strerror(errno));
 		return -errno;
 	}
+	vm->nr_vcpus++;
 	size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (size < (int)sizeof(struct kvm_run)) {
 		tap_diag("KVM_GET_VCPU_MMAP_SIZE: %d", size);
 		return -EINVAL;
 	}
-	vm->run_size = size;
-	vm->run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       vm->vcpu_fd, 0);
-	if (vm->run == MAP_FAILED) {
-		vm->run = NULL;
+	vcpu->run_size = size;
+	vcpu->run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 vcpu->fd, 0);
+	if (vcpu->run == MAP_FAILED) {
+		vcpu->run = NULL;
 		tap_diag("mmap(kvm_run): %s", strerror(errno));
 		return -errno;
 	}
-	ret = vcpu_set_cpuid(vm);
+	ret = vcpu_set_cpuid(vcpu);
 	if (ret)
 		return ret;
-	return vcpu_set_protected_mode(vm);
+	return vcpu_set_protected_mode(vcpu);
+}
+
+int vm_start_guest(struct lite_vm *vm, const struct guest_params *params)
+{
+	if (vm->nr_vcpus) {
+		tap_diag("%s: vCPU 0 exists already", __func__);
+		return -EBUSY;
+	}
+	vm_build_idt(vm, params->vector);
+	return vcpu_create(vm, params);
+}
+
+struct lite_vcpu *vm_add_vcpu(struct lite_vm *vm,
+			      const struct guest_params *params)
+{
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
+	struct lite_vcpu *vcpu;
+
+	if (!vm->nr_vcpus || vm->nr_vcpus >= GUEST_MAX_VCPUS) {
+		tap_diag("%s: %u vCPUs (need 1 to %d)", __func__, vm->nr_vcpus,
+			 GUEST_MAX_VCPUS - 1);
+		return NULL;
+	}
+	if (params->vector >= 32 && params->vector < 256 &&
+	    params->vector != vm->vcpu[0].params->vector)
+		idt_set_gate(vm, params->vector, guest_isr);
+	vcpu = &vm->vcpu[vm->nr_vcpus];
+	if (vcpu_create(vm, params))
+		return NULL;
+	/*
+	 * With an in-kernel LAPIC an AP starts in wait-for-SIPI; the test
+	 * guest needs no INIT/SIPI dance: start it where the BSP starts.
+	 */
+	if (ioctl(vcpu->fd, KVM_SET_MP_STATE, &mp) < 0) {
+		tap_diag("KVM_SET_MP_STATE(vCPU %u, RUNNABLE): %s", vcpu->id,
+			 strerror(errno));
+		return NULL;
+	}
+	return vcpu;
 }
 
 int vm_set_route(struct lite_vm *vm, const struct kvm_irq_routing_entry *e)
@@ -353,9 +405,15 @@ int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
 /*
  * Bounded KVM_RUN: a one-shot SIGALRM sets immediate_exit, so the run
  * returns -EINTR whether the signal lands inside KVM_RUN (the vCPU may be
- * blocked in HLT) or just before it.
+ * blocked in HLT) or just before it.  Each thread that runs a vCPU has its
+ * own timer, whose signal goes to that thread only (SIGEV_THREAD_ID), and
+ * its own alarm_run, so vCPUs can run on several threads at once.
  */
-static struct kvm_run *alarm_run;
+static __thread struct kvm_run *alarm_run;
+static __thread timer_t alarm_timer;
+static __thread bool alarm_timer_ok;
+static pthread_key_t alarm_key;
+static pthread_once_t alarm_once = PTHREAD_ONCE_INIT;
 
 static void alarm_handler(int sig)
 {
@@ -366,28 +424,54 @@ static void alarm_handler(int sig)
 		WRITE_ONCE(run->immediate_exit, 1);
 }
 
-static void alarm_install(void)
+/* pthread key destructor: the exiting thread's timer goes with it. */
+static void alarm_thread_exit(void *unused)
 {
-	static bool installed;
+	(void)unused;
+	if (alarm_timer_ok)
+		timer_delete(alarm_timer);
+	alarm_timer_ok = false;
+}
+
+static void alarm_install_once(void)
+{
 	struct sigaction sa;
 
-	if (installed)
-		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = alarm_handler;
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: KVM_RUN must come back with EINTR. */
 	sigaction(SIGALRM, &sa, NULL);
-	installed = true;
+	pthread_key_create(&alarm_key, alarm_thread_exit);
+}
+
+static int alarm_install(void)
+{
+	struct sigevent sev;
+
+	pthread_once(&alarm_once, alarm_install_once);
+	if (alarm_timer_ok)
+		return 0;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGALRM;
+	sev._sigev_un._tid = gettid();	/* sigev_notify_thread_id */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &alarm_timer) < 0) {
+		tap_diag("timer_create: %s", strerror(errno));
+		return -errno;
+	}
+	alarm_timer_ok = true;
+	pthread_setspecific(alarm_key, &alarm_timer);
+	return 0;
 }
 
 static void alarm_arm(s64 ms)
 {
-	struct itimerval it = { 0 };
+	struct itimerspec it = { 0 };
 
 	it.it_value.tv_sec = ms / 1000;
-	it.it_value.tv_usec = (ms % 1000) * 1000;
-	setitimer(ITIMER_REAL, &it, NULL);
+	it.it_value.tv_nsec = (ms % 1000) * 1000000;
+	timer_settime(alarm_timer, 0, &it, NULL);
 }
 
 static s64 now_ms(void)
@@ -398,25 +482,26 @@ static s64 now_ms(void)
 	return (s64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void dump_guest_state(struct lite_vm *vm)
+static void dump_guest_state(struct lite_vcpu *vcpu)
 {
 	struct kvm_regs regs;
 	u32 esp, i;
 
-	if (ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs) < 0)
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) < 0)
 		return;
-	tap_diag("guest eip=0x%llx esp=0x%llx eflags=0x%llx count=%u",
-		 (unsigned long long)regs.rip, (unsigned long long)regs.rsp,
-		 (unsigned long long)regs.rflags, guest_count(vm));
+	tap_diag("guest vCPU %u eip=0x%llx esp=0x%llx eflags=0x%llx count=%u",
+		 vcpu->id, (unsigned long long)regs.rip,
+		 (unsigned long long)regs.rsp, (unsigned long long)regs.rflags,
+		 vcpu_count(vcpu));
 	esp = (u32)regs.rsp;
 	for (i = 0; i < 6 && esp + 4 * i + 4 <= GUEST_RAM_SIZE; i++)
 		tap_diag("  stack[%u] = 0x%08x", i,
-			 *(u32 *)(vm->ram + esp + 4 * i));
+			 *(u32 *)(vcpu->vm->ram + esp + 4 * i));
 }
 
-static int handle_io_exit(struct lite_vm *vm, struct guest_exit *ex)
+static int handle_io_exit(struct lite_vcpu *vcpu, struct guest_exit *ex)
 {
-	struct kvm_run *run = vm->run;
+	struct kvm_run *run = vcpu->run;
 	u32 value = 0;
 
 	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1) {
@@ -431,11 +516,11 @@ static int handle_io_exit(struct lite_vm *vm, struct guest_exit *ex)
 	switch (run->io.port) {
 	case GUEST_PORT_FAULT:
 		tap_diag("guest exception, vector %u", value);
-		dump_guest_state(vm);
+		dump_guest_state(vcpu);
 		return -EFAULT;
 	case GUEST_PORT_UNEXPECTED:
-		tap_diag("guest got unexpected interrupt vector 0x%x (0: spurious)",
-			 value);
+		tap_diag("guest vCPU %u got unexpected interrupt vector 0x%x (0: spurious)",
+			 vcpu->id, value);
 		return -EPROTO;
 	case GUEST_PORT_READY:
 	case GUEST_PORT_PRE_EOI:
@@ -449,13 +534,15 @@ static int handle_io_exit(struct lite_vm *vm, struct guest_exit *ex)
 	return -EPROTO;
 }
 
-int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
+int vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
 {
 	s64 deadline = now_ms() + timeout_ms;
-	struct kvm_run *run = vm->run;
+	struct kvm_run *run = vcpu->run;
 	int ret, err;
 
-	alarm_install();
+	ret = alarm_install();
+	if (ret)
+		return ret;
 	for (;;) {
 		s64 left = deadline - now_ms();
 
@@ -464,7 +551,7 @@ int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
 		WRITE_ONCE(run->immediate_exit, 0);
 		WRITE_ONCE(alarm_run, run);
 		alarm_arm(left);
-		ret = ioctl(vm->vcpu_fd, KVM_RUN, 0);
+		ret = ioctl(vcpu->fd, KVM_RUN, 0);
 		err = errno;
 		alarm_arm(0);
 		WRITE_ONCE(alarm_run, NULL);
@@ -479,23 +566,23 @@ int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
 
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			return handle_io_exit(vm, ex);
+			return handle_io_exit(vcpu, ex);
 		case KVM_EXIT_INTR:
 			continue;
 		case KVM_EXIT_IOAPIC_EOI:
 			/* Split irqchip EOI of a vector routed as an IOAPIC pin. */
-			vm->eoi_exits++;
-			vm->last_eoi_vector = run->eoi.vector;
+			vcpu->eoi_exits++;
+			vcpu->last_eoi_vector = run->eoi.vector;
 			continue;
 		case KVM_EXIT_MMIO:
 			tap_diag("guest MMIO %s at 0x%llx (nothing there in this VM)",
 				 run->mmio.is_write ? "write" : "read",
 				 (unsigned long long)run->mmio.phys_addr);
-			dump_guest_state(vm);
+			dump_guest_state(vcpu);
 			return -EPROTO;
 		case KVM_EXIT_SHUTDOWN:
 			tap_diag("guest shutdown (triple fault)");
-			dump_guest_state(vm);
+			dump_guest_state(vcpu);
 			return -EPROTO;
 		case KVM_EXIT_FAIL_ENTRY:
 			tap_diag("VM entry failed, reason 0x%llx",
@@ -505,33 +592,33 @@ int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms)
 		case KVM_EXIT_INTERNAL_ERROR:
 			tap_diag("KVM internal error, suberror %u",
 				 run->internal.suberror);
-			dump_guest_state(vm);
+			dump_guest_state(vcpu);
 			return -EPROTO;
 		default:
 			tap_diag("unexpected exit reason %u", run->exit_reason);
-			dump_guest_state(vm);
+			dump_guest_state(vcpu);
 			return -EPROTO;
 		}
 	}
 }
 
-int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
-		    int timeout_ms)
+int vcpu_run_until(struct lite_vcpu *vcpu, u16 port, u32 *value,
+		   int timeout_ms)
 {
 	struct guest_exit ex;
 	int ret;
 
-	ret = guest_run(vm, &ex, timeout_ms);
+	ret = vcpu_run(vcpu, &ex, timeout_ms);
 	if (ret == -ETIMEDOUT) {
-		tap_diag("timed out after %d ms waiting for port 0x%x (count %u)",
-			 timeout_ms, port, guest_count(vm));
+		tap_diag("vCPU %u timed out after %d ms waiting for port 0x%x (count %u)",
+			 vcpu->id, timeout_ms, port, vcpu_count(vcpu));
 		return ret;
 	}
 	if (ret)
 		return ret;
 	if (ex.port != port) {
-		tap_diag("guest wrote port 0x%x (value %u), expected 0x%x",
-			 ex.port, ex.value, port);
+		tap_diag("guest vCPU %u wrote port 0x%x (value %u), expected 0x%x",
+			 vcpu->id, ex.port, ex.value, port);
 		return -EPROTO;
 	}
 	if (value)
@@ -539,10 +626,10 @@ int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
 	return 0;
 }
 
-int guest_run_quiet(struct lite_vm *vm, int quiet_ms)
+int vcpu_run_quiet(struct lite_vcpu *vcpu, int quiet_ms)
 {
 	s64 deadline = now_ms() + quiet_ms;
-	u32 before = guest_count(vm);
+	u32 before = vcpu_count(vcpu);
 	struct guest_exit ex;
 	int exits = 0, ret;
 
@@ -551,20 +638,20 @@ int guest_run_quiet(struct lite_vm *vm, int quiet_ms)
 
 		if (left <= 0)
 			break;
-		ret = guest_run(vm, &ex, left);
+		ret = vcpu_run(vcpu, &ex, left);
 		if (ret == -ETIMEDOUT)
 			break;
 		if (ret)
 			return ret;
 		/* A storm would flood the log: show its start only. */
 		if (exits++ < 3)
-			tap_diag("guest exit on port 0x%x (value %u) while it should be idle",
-				 ex.port, ex.value);
+			tap_diag("vCPU %u exit on port 0x%x (value %u) while it should be idle",
+				 vcpu->id, ex.port, ex.value);
 	}
-	ret = guest_count(vm) - before;
+	ret = vcpu_count(vcpu) - before;
 	if (ret || exits)
-		tap_diag("%d ISR runs, %d exits in a %d ms quiet window", ret,
-			 exits, quiet_ms);
+		tap_diag("vCPU %u: %d ISR runs, %d exits in a %d ms quiet window",
+			 vcpu->id, ret, exits, quiet_ms);
 	return ret ? ret : exits;
 }
 

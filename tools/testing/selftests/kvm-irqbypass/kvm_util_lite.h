@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A deliberately small KVM helper for the kvm-irqbypass selftests: one VM,
- * one vCPU in 32-bit flat protected mode with paging off, running the guest
- * from guest_code.S.  Errors are reported as TAP diagnostics and returned
- * as negative errno values so each test decides what a failure means.
+ * one vCPU (or GUEST_MAX_VCPUS, see vm_add_vcpu()) in 32-bit flat protected
+ * mode with paging off, running the guest from guest_code.S.  Errors are
+ * reported as TAP diagnostics and returned as negative errno values so each
+ * test decides what a failure means.
+ *
+ * Every vCPU may be run from its own host thread: the vcpu_*() calls touch
+ * only their vCPU (and the timer of the calling thread).
  */
 #ifndef KVM_IRQBYPASS_KVM_UTIL_LITE_H
 #define KVM_IRQBYPASS_KVM_UTIL_LITE_H
@@ -29,19 +33,29 @@ enum irqchip_mode {
 #define TEST_MSI_VECTOR		0x40
 #define TEST_LEVEL_VECTOR	0x50
 
+struct lite_vm;
+
+struct lite_vcpu {
+	struct lite_vm *vm;
+	unsigned int id;	/* vCPU id, which KVM makes the APIC ID */
+	int fd;			/* -1 until created */
+	struct kvm_run *run;
+	size_t run_size;
+	struct guest_params *params;	/* this vCPU's block in guest RAM */
+	/* KVM_EXIT_IOAPIC_EOI exits seen by vcpu_run() (split irqchip). */
+	unsigned int eoi_exits;
+	u32 last_eoi_vector;
+};
+
 struct lite_vm {
 	int kvm_fd;
 	int vm_fd;
-	int vcpu_fd;		/* -1 until vm_start_guest() */
 	enum irqchip_mode irqchip;
-	struct kvm_run *run;
-	size_t run_size;
 	u8 *ram;		/* host view of GPA 0..GUEST_RAM_SIZE */
-	struct guest_params *params;
 	u32 next_slot;
-	/* KVM_EXIT_IOAPIC_EOI exits seen by guest_run() (split irqchip). */
-	unsigned int eoi_exits;
-	u32 last_eoi_vector;
+	unsigned int nr_vcpus;	/* vCPUs created so far */
+	/* vcpu[0] comes from vm_start_guest(), the others from vm_add_vcpu(). */
+	struct lite_vcpu vcpu[GUEST_MAX_VCPUS];
 };
 
 /* What a guest_run() call stopped on: an OUT to one of the test ports. */
@@ -59,8 +73,17 @@ int kvm_open_or_bail(void);
 struct lite_vm *vm_create(enum irqchip_mode mode);
 void vm_destroy(struct lite_vm *vm);
 
-/* Copy *params into the guest, build the IDT and create the vCPU. */
+/* Copy *params into the guest, build the IDT and create vCPU 0. */
 int vm_start_guest(struct lite_vm *vm, const struct guest_params *params);
+
+/*
+ * After vm_start_guest(): create the next vCPU (id and APIC ID 1, ...) with
+ * its own copy of *params, its own stack and, if params->vector differs from
+ * vCPU 0's, an ISR gate for it as well; it is runnable at once (no
+ * INIT/SIPI).  Returns the vCPU or NULL after a diagnostic.
+ */
+struct lite_vcpu *vm_add_vcpu(struct lite_vm *vm,
+			      const struct guest_params *params);
 
 /* Map host memory (e.g. a VFIO BAR) at a guest physical address. */
 int vm_add_memory(struct lite_vm *vm, u64 gpa, void *hva, size_t size);
@@ -79,22 +102,45 @@ int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
  * Returns 0 with *ex filled in, -ETIMEDOUT, or another -errno after
  * printing a diagnostic (guest exception, stray vector, odd exit).
  */
-int guest_run(struct lite_vm *vm, struct guest_exit *ex, int timeout_ms);
+int vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms);
 
 /* Run until the guest writes port; any other port is an error. */
-int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
-		    int timeout_ms);
+int vcpu_run_until(struct lite_vcpu *vcpu, u16 port, u32 *value,
+		   int timeout_ms);
 
 /*
  * Let the guest sit for quiet_ms.  Returns 0 if no interrupt reached the
  * ISR and the guest made no exit meanwhile (what a test wants), the number
  * of ISR runs (or else exits) if it did, or a negative errno.
  */
-int guest_run_quiet(struct lite_vm *vm, int quiet_ms);
+int vcpu_run_quiet(struct lite_vcpu *vcpu, int quiet_ms);
+
+static inline u32 vcpu_count(struct lite_vcpu *vcpu)
+{
+	return READ_ONCE(vcpu->params->count);
+}
+
+/* The same on vCPU 0, for the single-vCPU tests. */
+static inline int guest_run(struct lite_vm *vm, struct guest_exit *ex,
+			    int timeout_ms)
+{
+	return vcpu_run(&vm->vcpu[0], ex, timeout_ms);
+}
+
+static inline int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,
+				  int timeout_ms)
+{
+	return vcpu_run_until(&vm->vcpu[0], port, value, timeout_ms);
+}
+
+static inline int guest_run_quiet(struct lite_vm *vm, int quiet_ms)
+{
+	return vcpu_run_quiet(&vm->vcpu[0], quiet_ms);
+}
 
 static inline u32 guest_count(struct lite_vm *vm)
 {
-	return READ_ONCE(vm->params->count);
+	return vcpu_count(&vm->vcpu[0]);
 }
 
 /* Small shared helpers. */

@@ -12,7 +12,8 @@
 
 DIR=$(dirname "$(readlink -f "$0")")
 TESTS=(irqfd_msi irqfd_resample vfio_msi vfio_intx bad_input
-       split_resample split_resample_bad_input vfio_intx_split
+       split_resample split_resample_smp split_resample_bad_input
+       vfio_intx_split
        vfio_fastpath vfio_fastpath_ctxsw)
 LIMIT=${KVM_IRQBYPASS_TEST_TIMEOUT:-1200}
 

@@ -189,15 +189,15 @@ static void test_basic(u64 flags, int iters, int timeout)
 	for (i = 0; !ret && i < iters; i++)
 		ret = round_trip(vm, trigger, resample, true, &c, timeout);
 	report(noexit ? "NO_EOI_EXIT" : "EOI exit on", &c,
-	       vm ? vm->eoi_exits : 0);
+	       vm ? vm->vcpu[0].eoi_exits : 0);
 	tap_result(!ret && c.raised == (unsigned int)iters &&
 		   c.delivered == c.raised && c.resampled == c.raised &&
 		   !c.early && !c.missing,
 		   "%s: %d level MSIs on GSI %d delivered, resamplefd once after each EOI and never before",
 		   noexit ? "NO_EOI_EXIT" : "flags 0", iters, GSI_A);
-	tap_result(vm && !ret && vm->eoi_exits == (noexit ? 0 : c.raised),
+	tap_result(vm && !ret && vm->vcpu[0].eoi_exits == (noexit ? 0 : c.raised),
 		   "%s: %u KVM_EXIT_IOAPIC_EOI for %u interrupts (expected %u)",
-		   noexit ? "NO_EOI_EXIT" : "flags 0", vm ? vm->eoi_exits : 0,
+		   noexit ? "NO_EOI_EXIT" : "flags 0", vm ? vm->vcpu[0].eoi_exits : 0,
 		   c.raised, noexit ? 0 : c.raised);
 	if (vm)
 		tap_result(!ret && guest_run_quiet(vm, QUIET_MS) == 0 &&
@@ -217,7 +217,8 @@ static void test_basic(u64 flags, int iters, int timeout)
  * Case 3: the route of an in-service pin moves to another vector: the
  * resamplefd fires at KVM_SET_GSI_ROUTING, not again at the old vector's
  * EOI, and the next interrupt arrives on the new vector and resamples at
- * its EOI.  Case 4: the route goes away (a masked pin): resample at the
+ * its EOI.  Case 4: the route goes away (how a VMM that removes a masked
+ * pin's route masks it; QEMU keeps the route): resample at the
  * change, a raise is dropped, and restoring the route resamples again.
  */
 static void test_route_change(int timeout)
@@ -243,12 +244,12 @@ static void test_route_change(int timeout)
 	if (!ret)
 		ret = set_routes(vm, r2, 1);
 	at_change = take(resample);
-	exits0 = vm ? vm->eoi_exits : 0;
+	exits0 = vm ? vm->vcpu[0].eoi_exits : 0;
 	if (!ret)
 		ret = guest_run_until(vm, GUEST_PORT_POST_EOI, NULL, timeout);
 	at_old_eoi = take(resample);
 	tap_diag("route change in service: resamples at change %u, at old EOI %u, EOI exits %u",
-		 at_change, at_old_eoi, vm ? vm->eoi_exits - exits0 : 0);
+		 at_change, at_old_eoi, vm ? vm->vcpu[0].eoi_exits - exits0 : 0);
 	/*
 	 * The old vector's EOI matches no route any more.  Whether it exits
 	 * depends on KVM's EOI exit bitmap for in-service vectors, not on the
@@ -283,7 +284,7 @@ static void test_route_change(int timeout)
 			ok = false;
 		}
 	}
-	report("route change/removal", &c, vm ? vm->eoi_exits : 0);
+	report("route change/removal", &c, vm ? vm->vcpu[0].eoi_exits : 0);
 	tap_result(ok, "pin without a route: %s",
 		   "resampled when it goes and comes back, raise dropped, re-raise delivered");
 	if (trigger >= 0)
@@ -306,9 +307,9 @@ static void test_edge(int timeout)
 		ret = resample_irqfd(vm, GSI_A, &trigger, &resample);
 	for (i = 0; !ret && i < 10; i++)
 		ret = round_trip(vm, trigger, resample, false, &c, timeout);
-	report("edge route", &c, vm ? vm->eoi_exits : 0);
+	report("edge route", &c, vm ? vm->vcpu[0].eoi_exits : 0);
 	tap_result(!ret && c.delivered == 10 && c.resampled == 0 &&
-		   !c.early && vm->eoi_exits == 0,
+		   !c.early && vm->vcpu[0].eoi_exits == 0,
 		   "edge MSI route: 10 delivered, resamplefd never signalled, no EOI exit");
 	if (trigger >= 0)
 		close(trigger);
@@ -351,15 +352,15 @@ static void test_shared(int timeout)
 		d += take(rd);
 	}
 	report("shared vector, GSI C without kernel resampler", &c,
-	       vm ? vm->eoi_exits : 0);
+	       vm ? vm->vcpu[0].eoi_exits : 0);
 	tap_diag("other shared GSI resampled %u times, other-vCPU GSI %u times",
 		 b, d);
 	tap_result(!ret && c.delivered == 10 && c.resampled == 10 &&
 		   !c.missing && b == 10,
 		   "two resampling GSIs on one vector: each EOI resamples both");
-	tap_result(!ret && vm->eoi_exits == 10,
+	tap_result(!ret && vm->vcpu[0].eoi_exits == 10,
 		   "a third GSI on the vector without a kernel resampler keeps the EOI exit (%u for 10)",
-		   vm ? vm->eoi_exits : 0);
+		   vm ? vm->vcpu[0].eoi_exits : 0);
 	tap_result(!ret && d == 0,
 		   "GSI routed to APIC ID 1 on the same vector not resampled by vCPU 0's EOI");
 
@@ -367,15 +368,15 @@ static void test_shared(int timeout)
 		ret = set_routes(vm, r3, 2);
 	/* The removed level routes of C and D resample (D has an irqfd). */
 	d = take(rd);
-	exits0 = vm ? vm->eoi_exits : 0;
+	exits0 = vm ? vm->vcpu[0].eoi_exits : 0;
 	for (i = 0; !ret && i < 10; i++) {
 		ret = round_trip(vm, ta, ra, true, &c, timeout);
 		take(rb);
 	}
-	tap_result(!ret && vm->eoi_exits == exits0 && c.resampled == 20 &&
+	tap_result(!ret && vm->vcpu[0].eoi_exits == exits0 && c.resampled == 20 &&
 		   d == 1,
 		   "without GSI C's route: no EOI exit (%u), D resampled once when its route went",
-		   vm ? vm->eoi_exits - exits0 : 0);
+		   vm ? vm->vcpu[0].eoi_exits - exits0 : 0);
 	{
 		int fds[] = { ta, ra, tb, rb, td, rd };
 
@@ -412,9 +413,9 @@ static void test_deassign(int timeout)
 		ret = guest_run_until(vm, GUEST_PORT_POST_EOI, NULL, timeout);
 	sig += take(resample);
 	tap_diag("deassign in service: KVM_IRQFD deassign %d, resamples %u, EOI exits %u",
-		 dret, sig, vm ? vm->eoi_exits : 0);
-	tap_result(!ret && !dret && sig == 0 && vm->eoi_exits == 1 &&
-		   vm->last_eoi_vector == TEST_LEVEL_VECTOR,
+		 dret, sig, vm ? vm->vcpu[0].eoi_exits : 0);
+	tap_result(!ret && !dret && sig == 0 && vm->vcpu[0].eoi_exits == 1 &&
+		   vm->vcpu[0].last_eoi_vector == TEST_LEVEL_VECTOR,
 		   "deassign while asserted: no resample, the EOI exits to userspace once");
 	if (trigger >= 0)
 		close(trigger);

@@ -176,7 +176,7 @@ int main(void)
 			    irqs_before;
 	tap_diag("%s: raised=%u signalled=%lld delivered=%u unacked=%u eoi_exits=%u",
 		 irqchip_name(TEST_IRQCHIP), raised, signalled, delivered,
-		 unacked, vm->eoi_exits);
+		 unacked, vm->vcpu[0].eoi_exits);
 	tap_result(raised == (unsigned int)iters && delivered == raised &&
 		   !unacked,
 		   "%d edu INTx interrupts delivered and acked by the guest",
@@ -188,9 +188,9 @@ int main(void)
 	tap_result(signalled >= raised,
 		   "host saw a vfio-intx interrupt for every raise");
 #if VFIO_INTX_SPLIT
-	tap_result(raised && vm->eoi_exits == 0,
+	tap_result(raised && vm->vcpu[0].eoi_exits == 0,
 		   "no KVM_EXIT_IOAPIC_EOI to userspace (%u for %u interrupts)",
-		   vm->eoi_exits, raised);
+		   vm->vcpu[0].eoi_exits, raised);
 #endif
 
 	ret = guest_run_until(vm, GUEST_PORT_DONE, &value, timeout);
