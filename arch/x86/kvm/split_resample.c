@@ -45,6 +45,15 @@ struct split_resample_pin {
 	bool level_msi;
 };
 
+/* Field by field: the struct has tail padding, which memcmp() would read. */
+static bool split_resample_pin_equal(const struct split_resample_pin *a,
+				     const struct split_resample_pin *b)
+{
+	return a->address_lo == b->address_lo &&
+	       a->address_hi == b->address_hi && a->data == b->data &&
+	       a->level_msi == b->level_msi;
+}
+
 struct split_resample {
 	struct rcu_head rcu;
 	u64 flags;		/* KVM_ENABLE_CAP args[0]; immutable */
@@ -248,7 +257,7 @@ void kvm_split_resample_routing_update(struct kvm *kvm)
 	for (i = 0; i < nr_pins; i++) {
 		split_resample_read_pin(kvm, table, i, &now);
 		if ((sr->pin[i].level_msi || now.level_msi) &&
-		    memcmp(&now, &sr->pin[i], sizeof(now)))
+		    !split_resample_pin_equal(&now, &sr->pin[i]))
 			__set_bit(i, changed);
 		sr->pin[i] = now;
 	}
