@@ -7,7 +7,11 @@
 #   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, testbed selftests
-#   make check-all            make check for all four targets
+#   make check TESTBED=bochs  the same, the testbed on bochs (kvm_intel on
+#                             emulated VMX) instead of QEMU (kvm_amd, SVM);
+#                             TESTBED="qemu bochs" runs both
+#   make check-all            make check for all four targets (generic ones
+#                             on both testbeds)
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
 #   make demo                 the interrupt-path matrix (see README)
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
@@ -19,6 +23,9 @@ FLAVOUR ?= generic
 export KLINE FLAVOUR
 ifdef KREL
 export KREL
+endif
+ifdef TESTBED
+export TESTBED
 endif
 
 K := scripts/kit
