@@ -161,11 +161,13 @@ set +e
 (cd "$out" && exec timeout -k 10 "$timeout" bochs -q -f bochsrc -rc bochs.rc \
 	< /dev/null > bochs.out 2>&1) &
 bpid=$!
-# Boot time: until guest-setup.sh's first line.
+# Boot times (wall): to the kernel's first line (BIOS and isolinux loading
+# the kernel and initramfs) and to guest-setup.sh's first line.
 t0=$(date +%s)
 tail -n +1 -F --pid=$bpid "$out/serial.raw" 2>/dev/null |
 	while IFS= read -r l; do
 		l=${l%$'\r'}
+		[ -s "$out/kernel-seconds" ] || echo "$(($(date +%s) - t0))" > "$out/kernel-seconds"
 		[[ "$l" == "# testbed: setup"* ]] &&
 			echo "$(($(date +%s) - t0))" > "$out/boot-seconds"
 		printf '%s\n' "$l"
@@ -175,6 +177,6 @@ qrc=$?
 set -e
 tr -d '\r' < "$out/serial.raw" > "$log"
 sed -n '/^KIT-DMESG-BEGIN$/,/^KIT-DMESG-END$/p' "$log" | sed '1d;$d' > "$out/dmesg.txt"
-step "testbed finished in $((SECONDS - start)) s, boot to setup $(cat "$out/boot-seconds" 2>/dev/null || echo -) s (console: ${log#"$kit_top"/})"
+step "testbed finished in $((SECONDS - start)) s; kernel started at $(cat "$out/kernel-seconds" 2>/dev/null || echo -) s, setup at $(cat "$out/boot-seconds" 2>/dev/null || echo -) s (console: ${log#"$kit_top"/})"
 
 tb_result "$qrc" "$timeout"
