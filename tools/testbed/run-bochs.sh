@@ -115,7 +115,7 @@ PROMPT 0
 TIMEOUT 0
 LABEL kit
   KERNEL /vmlinuz
-  APPEND initrd=/initrd.img console=ttyS0,115200 panic=-1 kit.backend=bochs kit.out=$out kit.repo=$kit_top $append
+  APPEND initrd=/initrd.img console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 kit.backend=bochs kit.out=$out kit.repo=$kit_top $append
 EOF
 xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \
 	-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table \
@@ -130,7 +130,9 @@ rm -rf "$ir" "$iso"
 # in parse_legacy() at boot.  Family 6 model 0x2a (Sandy Bridge): for a
 # Skylake model number 6.12 prints "RETBleed: WARNING: ..." (retpolines,
 # no IBRS), which the splat scan rightly counts.  Guest time follows the
-# instruction count (ips), as does the TSC (100 MHz).
+# instruction count (ips), as does the TSC (100 MHz).  Speaker and sound
+# off: with the defaults bochs aborted ("buffer overflow detected") right
+# after ALSA found no sound card.
 cat > "$out/bochsrc" <<EOF
 cpu: model=bx_generic, count=1, ips=100000000, reset_on_triple_fault=0
 cpuid: vendor_string="GenuineIntel", brand_string="bochs VMX", level=6, family=6, model=0x2a, stepping=7, x86_64=1, 1g_pages=1, pcid=1, fsgsbase=1, smep=1, smap=1, mwait=1, vmx=2, apic=x2apic, simd=avx2, xsave=1, xsaveopt=1, aes=1, movbe=1, avx_f16c=1, avx_fma=1, bmi=2
@@ -162,7 +164,8 @@ set +e
 	< /dev/null > bochs.out 2>&1) &
 bpid=$!
 # Boot times (wall): to the kernel's first line (BIOS and isolinux loading
-# the kernel and initramfs) and to guest-setup.sh's first line.
+# the kernel and initramfs; earlyprintk makes the line early) and to
+# guest-setup.sh's first line.
 t0=$(date +%s)
 tail -n +1 -F --pid=$bpid "$out/serial.raw" 2>/dev/null |
 	while IFS= read -r l; do
