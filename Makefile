@@ -7,7 +7,11 @@
 #   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, testbed selftests
-#   make check-all            make check for all four targets
+#   make check TESTBED=bochs  the same, the testbed on bochs (kvm_intel on
+#                             emulated VMX) instead of QEMU (kvm_amd, SVM);
+#                             TESTBED="qemu bochs" runs both
+#   make check-all            make check for all four targets (generic ones
+#                             on both testbeds)
 #   make check-debug          make check on the debug kernel (lockdep, KASAN, ...)
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
 #   make demo [DEMO=msi,rt]   the interrupt-path matrix: build/report/matrix.md
@@ -20,6 +24,9 @@ FLAVOUR ?= generic
 export KLINE FLAVOUR
 ifdef KREL
 export KREL
+endif
+ifdef TESTBED
+export TESTBED
 endif
 
 K := scripts/kit

@@ -6,6 +6,9 @@
 # selftests) with our modules.  Every step and every TAP test counts; the
 # last line is "N passed, N failed".
 #   KIT_CHECK_SKIP="sparse checkpatch"  skip steps (counted as skipped)
+#   TESTBED="qemu bochs"  the testbed backends to run, in order (default
+#                         qemu: kvm_amd on TCG's SVM; bochs: kvm_intel on
+#                         bochs' VMX, no PCI device)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -57,23 +60,36 @@ run_step checkpatch "$kit_top/scripts/kit/checkpatch.sh"
 sel=$B/selftests
 run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$sel" || finish
 
-step "check: testbed ($KREL, kit modules)"
-"$kit_top/tools/testbed/run.sh" --modules kit --name check -- \
-	tools/testbed/run_all_tests.sh "$sel" | tee "$log/testbed.log"
-rc=${PIPESTATUS[0]}
-tb_pass=$(grep -cE '^ok [0-9]+' "$log/testbed.log" | head -n 1)
-tb_skip=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$log/testbed.log" | head -n 1)
-tb_fail=$(grep -cE '^not ok [0-9]+' "$log/testbed.log" | head -n 1)
-passed=$((passed + tb_pass - tb_skip))
-skipped=$((skipped + tb_skip))
-failed=$((failed + tb_fail))
-[ "$tb_fail" -gt 0 ] && failures+=("$(grep -E '^not ok' "$log/testbed.log" | head -n 5 | tr '\n' ';')")
-# A testbed that crashed, timed out or logged a splat fails as a whole,
-# even when every TAP line it printed said ok.
-case $rc in
-0) ;;
-124) record "testbed (timed out)" 1 ;;
-125) record "testbed (kernel splat: $(head -n 1 "$B/testbed/$KREL/check/splats.txt"))" 1 ;;
-*) [ "$tb_fail" -gt 0 ] || record "testbed (exit $rc)" 1 ;;
-esac
+# testbed BACKEND: the testbed run with our modules; each TAP line counts.
+testbed() {
+	local tb=$1 runner name label tlog rc tb_pass tb_skip tb_fail
+	case "$tb" in
+	qemu) runner=run.sh name=check label=testbed ;;
+	bochs) runner=run-bochs.sh name=check-bochs label=testbed-bochs ;;
+	*) record "testbed (unknown TESTBED backend '$tb': qemu or bochs)" 1; return ;;
+	esac
+	tlog=$log/$label.log
+	step "check: $label ($KREL, kit modules)"
+	"$kit_top/tools/testbed/$runner" --modules kit --name "$name" -- \
+		tools/testbed/run_all_tests.sh "$sel" | tee "$tlog"
+	rc=${PIPESTATUS[0]}
+	tb_pass=$(grep -cE '^ok [0-9]+' "$tlog" | head -n 1)
+	tb_skip=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$tlog" | head -n 1)
+	tb_fail=$(grep -cE '^not ok [0-9]+' "$tlog" | head -n 1)
+	passed=$((passed + tb_pass - tb_skip))
+	skipped=$((skipped + tb_skip))
+	failed=$((failed + tb_fail))
+	[ "$tb_fail" -gt 0 ] && failures+=("$label: $(grep -E '^not ok' "$tlog" | head -n 5 | tr '\n' ';')")
+	# A testbed that crashed, timed out or logged a splat fails as a whole,
+	# even when every TAP line it printed said ok.
+	case $rc in
+	0) ;;
+	124) record "$label (timed out)" 1 ;;
+	125) record "$label (kernel splat: $(head -n 1 "$B/testbed/$KREL/$name/splats.txt"))" 1 ;;
+	*) [ "$tb_fail" -gt 0 ] || record "$label (exit $rc)" 1 ;;
+	esac
+}
+for t in ${TESTBED:-qemu}; do
+	testbed "$t"
+done
 finish

@@ -15,8 +15,9 @@ mp() {
 	modprobe -d "$MODROOT" -S "$KREL" "$@" ||
 		{ echo "# testbed: modprobe $* failed"; exit 97; }
 }
-# Modules the tests use: KVM (AMD: TCG's -cpu max has SVM), VFIO PCI.
-mp kvm_amd
+# Modules the tests use: KVM (kvm_amd on QEMU, whose TCG -cpu max has SVM;
+# kvm_intel on bochs, which emulates VMX), VFIO PCI (also without a device).
+mp "$KIT_KVM"
 mp vfio_iommu_type1 allow_unsafe_interrupts=1
 mp vfio_pci
 
@@ -24,14 +25,17 @@ mp vfio_pci
 # (preempt notifiers) when the first VM is created and the last destroyed;
 # with multi-threaded TCG a vCPU then sometimes runs the stale text and dies
 # on the patching int3 ("Oops: int3" in __schedule(), about 1 run in 10).
-mkfifo /tmp/kvm-hold
-python3 -c 'import fcntl, os, time
+# bochs emulates one CPU: nothing runs stale text there.
+if [ "$KIT_BACKEND" = qemu ]; then
+	mkfifo /tmp/kvm-hold
+	python3 -c 'import fcntl, os, time
 kvm = os.open("/dev/kvm", os.O_RDWR)
 vm = fcntl.ioctl(kvm, 0xAE01, 0)  # KVM_CREATE_VM
 open("/tmp/kvm-hold", "w").write("%d\n" % vm)
 while True:
     time.sleep(3600)' &
-read -r _ < /tmp/kvm-hold || { echo "# testbed: cannot create the holding VM"; exit 97; }
+	read -r _ < /tmp/kvm-hold || { echo "# testbed: cannot create the holding VM"; exit 97; }
+fi
 
 # edu (1234:11e8) goes to vfio-pci: there is no host driver for it.
 for d in /sys/bus/pci/devices/*; do
@@ -41,10 +45,18 @@ for d in /sys/bus/pci/devices/*; do
 done
 
 echo "# testbed: kernel $(uname -r), modules: $KIT_MODULES"
-for m in irqbypass kvm kvm_amd vfio_pci_core vfio_pci; do
+for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
 	[ -d "/sys/module/$m" ] || continue
 	echo "# testbed: $m $(cat /sys/module/$m/taint 2>/dev/null) $(modinfo -F filename -b "$MODROOT" -k "$KREL" "$m")"
 done
+# What of the vendor module's hardware support the emulated CPU enables.
+p=/sys/module/$KIT_KVM/parameters
+params=
+for x in enable_apicv ept vpid unrestricted_guest nested enable_ipiv \
+	 flexpriority avic npt; do
+	[ -r "$p/$x" ] && params+=" $x=$(cat "$p/$x")"
+done
+echo "# testbed: $KIT_KVM$params"
 
 bash "$out/cmd.sh"
 rc=$?

@@ -13,7 +13,7 @@ mi() { modinfo -b "$MODROOT" -k "$KREL" "$@" 2>/dev/null; }
 
 echo "TAP version 13"
 echo "1..8"
-for m in irqbypass kvm kvm_amd vfio_pci_core vfio_pci; do
+for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
 	f=$(mi -F filename "$m")
 	want=kernel/
 	[ "$KIT_MODULES" = kit ] && want=updates/

@@ -45,47 +45,10 @@ case "$modules" in kit|stock) ;; *) die "--modules kit|stock" ;; esac
 
 kit_target
 kit_need_pkgs qemu-system-x86 busybox-static kmod xz-utils cpio
-tb=$B/testbed/$KREL
-root=$IMGROOT
+. "$kit_top/tools/testbed/lib.sh"
 
-# 1. The kernel image package, extracted once per version (KIT_DEBUG=1: the
-#    debug kernel, built once by scripts/kit/debug-kernel.sh).
-if [ "${KIT_DEBUG:-0}" = 1 ]; then
-	"$kit_top/scripts/kit/debug-kernel.sh"
-elif [ ! -f "$root/boot/vmlinuz-$KREL" ]; then
-	step "downloading and extracting $IMGPKG"
-	mkdir -p "$tb/pkgs"
-	(cd "$tb/pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
-		{ apt-get update -q > /dev/null 2>&1 || true
-		  (cd "$tb/pkgs" && apt-get download -q "$IMGPKG"); } ||
-		die "cannot download $IMGPKG"
-	rm -rf "$root.tmp"
-	dpkg-deb -x "$tb/pkgs/${IMGPKG}_"*.deb "$root.tmp"
-	depmod -b "$root.tmp" "$KREL"
-	rm -rf "$root"; mv "$root.tmp" "$root"
-	rm -rf "$tb/pkgs"
-fi
-
-# 2. The module tree modprobe sees: stock, or stock + ours in updates/
-#    (per run, so that runs of different builds do not share it).
-name=${name:-$modules}
-out=$B/testbed/$KREL/$name
-rm -rf "$out"; mkdir -p "$out"
-if [ "$modules" = kit ]; then
-	modroot=$out/modules
-	# What the last build produced (a stale .ko of a removed source is not).
-	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$B/$KREL"'/\1#' "$B/$KREL/modules.order")
-	[ ${#kos[@]} -ge 6 ] || die "build/$KREL has ${#kos[@]} modules: run make first"
-	rm -rf "$modroot"
-	mkdir -p "$modroot/lib/modules/$KREL/updates"
-	for f in "$root/lib/modules/$KREL"/*; do
-		ln -s "$f" "$modroot/lib/modules/$KREL/"
-	done
-	cp "${kos[@]}" "$modroot/lib/modules/$KREL/updates/"
-	depmod -b "$modroot" "$KREL"
-else
-	modroot=$root
-fi
+tb_image
+tb_rundir "${name:-$modules}" "$modules"
 
 # 3. The initramfs: busybox, the 9p modules in dependency order, init.
 initrd=$tb/initrd.img
@@ -113,15 +76,8 @@ if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ]; then
 	rm -rf "$ir"
 fi
 
-# 4. The run directory ($out, created above) is shared read-write.
-{
-	echo "KREL=$KREL"
-	echo "MODROOT=$modroot"
-	echo "KIT_REPO=$kit_top"
-	echo "KIT_MODULES=$modules"
-	echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL KIT_MODULES MODROOT KIT_REPO"
-} > "$out/env"
-printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
+# 4. The run directory ($out) is shared read-write.
+tb_cmdfiles qemu "$modules" kvm_amd "$@"
 
 cpu=max
 # The rt kvm refuses to load without an invariant TSC.
@@ -143,27 +99,9 @@ timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
 	-device intel-iommu -device edu \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
-	< /dev/null 2>&1 | tr -d '\r' | tee "$log" | sed -n '/^# testbed: setup/,/^KIT-TESTBED-RC=/p' | grep -v '^# testbed: setup'
+	< /dev/null 2>&1 | tr -d '\r' | tee "$log" | tb_filter
 qrc=${PIPESTATUS[0]}
 set -e
 step "testbed finished in $((SECONDS - start)) s (console: ${log#"$kit_top"/})"
 
-if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
-	echo "kit: testbed timed out after ${timeout}s; console tail:" >&2
-	tail -n 40 "$log" >&2
-	exit 124
-fi
-rc=$(sed -n 's/^KIT-TESTBED-RC=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
-if [ -z "$rc" ]; then
-	echo "kit: testbed ended without a result; console tail:" >&2
-	tail -n 40 "$log" >&2
-	exit 99
-fi
-# Splats fail the run whatever the command said.
-splat='WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|scheduling while atomic|sleeping function called from invalid context|Kernel panic|INFO: task .* blocked|kmemleak:.*new suspected'
-if grep -E "$splat" "$log" "$out/dmesg.txt" > "$out/splats.txt" 2>/dev/null; then
-	echo "kit: kernel splat in the testbed run:" >&2
-	head -n 20 "$out/splats.txt" >&2
-	exit 125
-fi
-exit "$rc"
+tb_result "$qrc" "$timeout"

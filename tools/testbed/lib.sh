@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared by the testbed backends (run.sh: QEMU, run-bochs.sh: bochs).
+# Source it after scripts/kit/lib.sh and kit_target.  Sets tb (the target's
+# testbed directory) and root (the extracted kernel image package, or with
+# KIT_DEBUG=1 the debug kernel's image: kit_target's IMGROOT).
+
+tb=$B/testbed/$KREL
+root=$IMGROOT
+
+# The splats that fail a run whatever the command said.
+tb_splat='WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|scheduling while atomic|sleeping function called from invalid context|Kernel panic|INFO: task .* blocked|kmemleak:.*new suspected'
+
+# The kernel image package, extracted once per version (never into /boot);
+# KIT_DEBUG=1: the debug kernel, built once by scripts/kit/debug-kernel.sh.
+tb_image() {
+	if [ "${KIT_DEBUG:-0}" = 1 ]; then
+		"$kit_top/scripts/kit/debug-kernel.sh"
+		return
+	fi
+	[ -f "$root/boot/vmlinuz-$KREL" ] && return 0
+	step "downloading and extracting $IMGPKG"
+	mkdir -p "$tb/pkgs"
+	(cd "$tb/pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
+		{ apt-get update -q > /dev/null 2>&1 || true
+		  (cd "$tb/pkgs" && apt-get download -q "$IMGPKG"); } ||
+		die "cannot download $IMGPKG"
+	rm -rf "$root.tmp"
+	dpkg-deb -x "$tb/pkgs/${IMGPKG}_"*.deb "$root.tmp"
+	depmod -b "$root.tmp" "$KREL"
+	rm -rf "$root"; mv "$root.tmp" "$root"
+	rm -rf "$tb/pkgs"
+}
+
+# tb_rundir NAME MODULES: a fresh run directory $out (shared with the
+# testbed) and the module tree modprobe sees there, $modroot: the stock
+# tree, or with MODULES=kit stock + ours in updates/ with depmod run, as
+# `make install` leaves a real host (per run, so that runs of different
+# builds do not share it).
+tb_rundir() {
+	local f kos
+	out=$tb/$1
+	rm -rf "$out"; mkdir -p "$out"
+	if [ "$2" != kit ]; then
+		modroot=$root
+		return 0
+	fi
+	modroot=$out/modules
+	# What the last build produced (a stale .ko of a removed source is not).
+	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$B/$KREL"'/\1#' "$B/$KREL/modules.order")
+	[ ${#kos[@]} -ge 6 ] || die "build/$KREL has ${#kos[@]} modules: run make first"
+	mkdir -p "$modroot/lib/modules/$KREL/updates"
+	for f in "$root/lib/modules/$KREL"/*; do
+		ln -s "$f" "$modroot/lib/modules/$KREL/"
+	done
+	cp "${kos[@]}" "$modroot/lib/modules/$KREL/updates/"
+	depmod -b "$modroot" "$KREL"
+}
+
+# tb_cmdfiles BACKEND MODULES KVM CMD...: what guest-setup.sh reads from
+# $out: the environment and the command.  BACKEND is qemu or bochs, KVM the
+# vendor module to load.
+tb_cmdfiles() {
+	local backend=$1 modules=$2 kvm=$3; shift 3
+	{
+		echo "KIT_BACKEND=$backend"
+		echo "KREL=$KREL"
+		echo "MODROOT=$modroot"
+		echo "KIT_REPO=$kit_top"
+		echo "KIT_MODULES=$modules"
+		echo "KIT_KVM=$kvm"
+		echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL KIT_MODULES MODROOT KIT_REPO KIT_KVM KIT_BACKEND"
+	} > "$out/env"
+	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
+}
+
+# tb_result RC TIMEOUT: turn the emulator's exit code and the console log
+# ($out/console.log) into the testbed's exit code: CMD's from the marker
+# line; 124 on timeout, 99 without a marker (console tail printed); 125
+# when the console or $out/dmesg.txt holds a splat.
+tb_result() {
+	local qrc=$1 timeout=$2 log=$out/console.log rc
+	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+		echo "kit: testbed timed out after ${timeout}s; console tail:" >&2
+		tail -n 40 "$log" >&2
+		return 124
+	fi
+	rc=$(sed -n 's/^KIT-TESTBED-RC=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+	if [ -z "$rc" ]; then
+		echo "kit: testbed ended without a result; console tail:" >&2
+		tail -n 40 "$log" >&2
+		return 99
+	fi
+	if grep -E "$tb_splat" "$log" "$out/dmesg.txt" > "$out/splats.txt" 2>/dev/null; then
+		echo "kit: kernel splat in the testbed run:" >&2
+		head -n 20 "$out/splats.txt" >&2
+		return 125
+	fi
+	return "$rc"
+}
+
+# What the testbed prints of its console: from guest-setup.sh's first line
+# to the result marker.
+tb_filter() {
+	sed -n '/^# testbed: setup/,/^KIT-TESTBED-RC=/p' | grep -v '^# testbed: setup'
+}
