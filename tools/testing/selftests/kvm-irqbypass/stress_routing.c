@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * stress_routing: KVM_SET_GSI_ROUTING churn while edu MSIs flow through
+ * the irqfd (Documentation/reliability.rst).  A thread installs random
+ * routing tables: up to 64 entries in random order (IOAPIC and PIC pins,
+ * MSI routes on other GSIs), among them always the test GSI's MSI route to
+ * the same destination and vector, encoded with or without the
+ * redirection hint.  Every MSI must reach the guest exactly once.
+ *
+ * KVM_IRQBYPASS_SEED        replay a run
+ * KVM_IRQBYPASS_ROUTING     routing updates (default 10000)
+ * KVM_IRQBYPASS_SECONDS     time bound of the churn (default 120)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "stress_util.h"
+#include "tap.h"
+
+#define NR_TESTS	6
+#define MAX_ENTRIES	64
+
+struct churn {
+	struct msi_rig *r;
+	struct prng prng;
+	long updates;
+	long long deadline;
+	unsigned long entries;	/* routing entries installed in all */
+};
+
+/* A random table that keeps TEST_MSI_GSI -> TEST_MSI_VECTOR. */
+static void random_table(struct prng *p, struct kvm_irq_routing *t)
+{
+	/* Per GSI: which chips (1 PIC, 2 IOAPIC) or an MSI (4) has it. */
+	u8 used[1024] = { 0 };
+	unsigned int n = 1 + prng_below(p, MAX_ENTRIES), i, j;
+	struct kvm_irq_routing_entry *e = t->entries, tmp;
+
+	e[0] = (struct kvm_irq_routing_entry) {
+		.gsi = TEST_MSI_GSI,
+		.type = KVM_IRQ_ROUTING_MSI,
+		.u.msi.address_lo = LAPIC_BASE | (prng_below(p, 2) ? 0x8 : 0),
+		.u.msi.data = TEST_MSI_VECTOR,
+	};
+	used[TEST_MSI_GSI] = 4;
+	for (i = 1; i < n; i++) {
+		u32 gsi = prng_below(p, 1024);
+		/* PIC and IOAPIC entries may share a GSI below 16. */
+		u8 kind = gsi < 16 && prng_below(p, 2) ? 1 :
+			  gsi < SPLIT_IRQCHIP_PINS ? 2 : 4;
+
+		if (used[gsi] & kind || (used[gsi] && kind == 4)) {
+			n--;
+			i--;
+			continue;
+		}
+		used[gsi] |= kind;
+		e[i] = (struct kvm_irq_routing_entry) { .gsi = gsi };
+		if (kind == 1) {
+			e[i].type = KVM_IRQ_ROUTING_IRQCHIP;
+			e[i].u.irqchip.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
+							   KVM_IRQCHIP_PIC_SLAVE;
+			e[i].u.irqchip.pin = gsi % 8;
+		} else if (kind == 2) {
+			e[i].type = KVM_IRQ_ROUTING_IRQCHIP;
+			e[i].u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
+			e[i].u.irqchip.pin = gsi;
+		} else {
+			/* One MSI entry per GSI; never raised. */
+			e[i].type = KVM_IRQ_ROUTING_MSI;
+			e[i].u.msi.address_lo = LAPIC_BASE;
+			e[i].u.msi.data = 0x60 + prng_below(p, 0x80);
+		}
+	}
+	for (i = n - 1; i > 0; i--) {
+		j = prng_below(p, i + 1);
+		tmp = e[i];
+		e[i] = e[j];
+		e[j] = tmp;
+	}
+	t->nr = n;
+	t->flags = 0;
+}
+
+static void *routing_thread(void *arg)
+{
+	struct churn *ch = arg;
+	struct msi_rig *r = ch->r;
+	struct kvm_irq_routing *t;
+	long i;
+
+	t = calloc(1, sizeof(*t) + MAX_ENTRIES * sizeof(t->entries[0]));
+	if (!t) {
+		WRITE_ONCE(r->ctl_err, -ENOMEM);
+		return NULL;
+	}
+	for (i = 0; i < ch->updates && !READ_ONCE(r->ctl_stop) &&
+		    !deadline_passed(ch->deadline); i++) {
+		random_table(&ch->prng, t);
+		if (ioctl(r->vm->vm_fd, KVM_SET_GSI_ROUTING, t) < 0) {
+			tap_diag("update %ld (%u entries): KVM_SET_GSI_ROUTING: %d",
+				 i, t->nr, errno);
+			WRITE_ONCE(r->ctl_err, -errno);
+			break;
+		}
+		ch->entries += t->nr;
+		WRITE_ONCE(r->ctl_ops, i + 1);
+		prng_usleep(&ch->prng, 300);
+	}
+	free(t);
+	return NULL;
+}
+
+int main(void)
+{
+	u64 seed = stress_init("stress_routing");
+	struct churn ch = { 0 };
+	int fds = count_open_fds();
+	struct msi_rig r;
+	struct irq_acct c;
+	long long start;
+	struct prng p;
+	int ret;
+
+	tap_plan(NR_TESTS);
+	close(kvm_open_or_bail());
+	ch.updates = env_long("KVM_IRQBYPASS_ROUTING", 10000, 1);
+	ch.deadline = now_us() + env_long("KVM_IRQBYPASS_SECONDS", 120, 1) * 1000000;
+	ch.r = &r;
+	prng_seed(&p, seed);
+	prng_seed(&ch.prng, seed + 1);
+
+	ret = rig_setup(&r, NULL);
+	if (ret == -ENODEV) {
+		tap_skip_rest("no edu device (1234:11e8) on this machine");
+		return tap_finish();
+	}
+	if (!tap_result(!ret, "setup: edu MSI -> eventfd -> KVM_IRQFD on MSI route GSI %u",
+			TEST_MSI_GSI))
+		goto out;
+
+	rig_phase_begin(&r, &c);
+	start = now_us();
+	ret = rig_run_control(&r, routing_thread, &ch, &c, &p, 100);
+	rig_phase_end(&r, &c, "routing");
+	tap_diag("routing: %lu of %ld updates (%lu entries), %llu MSIs in %lld ms",
+		 r.ctl_ops, ch.updates, ch.entries, c.raised,
+		 (now_us() - start) / 1000);
+	tap_result(!ret && !r.ctl_err && r.ctl_ops > 0 &&
+		   (r.ctl_ops == (unsigned long)ch.updates ||
+		    deadline_passed(ch.deadline)),
+		   "routing: %lu KVM_SET_GSI_ROUTING updates while MSIs fly",
+		   r.ctl_ops);
+	/* The route is always an MSI route: every MSI goes to the guest. */
+	rig_report(&r, "routing", &c, true);
+	tap_result(c.guest == c.raised, "routing: all %llu MSIs reached the guest",
+		   c.guest);
+
+out:
+	rig_teardown(&r);
+	ret = count_open_fds();
+	if (ret != fds)
+		tap_diag("descriptors: %d before, %d after", fds, ret);
+	return tap_finish();
+}
