@@ -6,6 +6,9 @@
 # selftests) with our modules.  Every step and every TAP test counts; the
 # last line is "N passed, N failed".
 #   KIT_CHECK_SKIP="sparse checkpatch"  skip steps (counted as skipped)
+#   KIT_CAMPAIGN=1  the selftests plus the reliability campaign
+#                   (Documentation/reliability.rst); on by default with
+#                   KIT_DEBUG=1 (make check-debug)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -57,9 +60,11 @@ run_step checkpatch "$kit_top/scripts/kit/checkpatch.sh"
 sel=$B/selftests
 run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$sel" || finish
 
-step "check: testbed ($KREL, kit modules)"
-"$kit_top/tools/testbed/run.sh" --modules kit --name check -- \
-	tools/testbed/run_all_tests.sh "$sel" | tee "$log/testbed.log"
+campaign= timeout=900
+[ "${KIT_CAMPAIGN:-${KIT_DEBUG:-0}}" = 1 ] && campaign=--all timeout=3600
+step "check: testbed ($KREL, kit modules${campaign:+, with the campaign})"
+"$kit_top/tools/testbed/run.sh" --modules kit --name check --timeout $timeout -- \
+	tools/testbed/run_all_tests.sh "$sel" $campaign | tee "$log/testbed.log"
 rc=${PIPESTATUS[0]}
 tb_pass=$(grep -cE '^ok [0-9]+' "$log/testbed.log" | head -n 1)
 tb_skip=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$log/testbed.log" | head -n 1)
