@@ -20,7 +20,7 @@
  *
  * Seeds: a fixed list, then KVM_IRQBYPASS_FUZZ_SEEDS (default 8) random
  * ones; KVM_IRQBYPASS_SEED=N runs the sequence of seed N alone.
- * KVM_IRQBYPASS_FUZZ_OPS: operations per sequence (default 500).
+ * KVM_IRQBYPASS_FUZZ_OPS: operations per sequence (default 2000).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -115,7 +115,7 @@ static int op_irqfd(struct fuzz *f, struct lite_vm *vm)
 static int op_routing(struct fuzz *f, struct lite_vm *vm)
 {
 	struct kvm_irq_routing *t;
-	unsigned int n = prng_below(&f->p, 9), i;
+	unsigned int n = prng_below(&f->p, 9), i, valid;
 	int ret;
 
 	t = calloc(1, sizeof(*t) + 8 * sizeof(t->entries[0]));
@@ -124,25 +124,27 @@ static int op_routing(struct fuzz *f, struct lite_vm *vm)
 	t->nr = n;
 	if (!prng_below(&f->p, 20))
 		t->nr = prng_below(&f->p, 2) ? 4097 : ~0u;	/* too many */
-	t->flags = prng_below(&f->p, 10) ? 0 : (u32)prng_next(&f->p);
+	t->flags = prng_below(&f->p, 20) ? 0 : (u32)prng_next(&f->p);
 	for (i = 0; i < n; i++) {
 		struct kvm_irq_routing_entry *e = &t->entries[i];
 
-		e->gsi = pick_gsi(&f->p);
-		e->type = prng_below(&f->p, 8) ? 1 + prng_below(&f->p, 2) :
-						 prng_below(&f->p, 7);
-		e->flags = prng_below(&f->p, 10) ? 0 : (u32)prng_next(&f->p);
+		/* Five in six entries are valid on some irqchip. */
+		valid = prng_below(&f->p, 6);
+		e->gsi = valid ? prng_below(&f->p, 64) : pick_gsi(&f->p);
+		e->type = valid ? 1 + prng_below(&f->p, 2) : prng_below(&f->p, 7);
+		e->flags = valid || prng_below(&f->p, 4) ? 0 : (u32)prng_next(&f->p);
 		if (e->type == KVM_IRQ_ROUTING_IRQCHIP) {
-			e->u.irqchip.irqchip = prng_below(&f->p, 4);
-			e->u.irqchip.pin = prng_below(&f->p, 30);
+			e->u.irqchip.irqchip = valid ? KVM_IRQCHIP_IOAPIC :
+						       prng_below(&f->p, 4);
+			e->u.irqchip.pin = valid ? e->gsi % 24 :
+					   prng_below(&f->p, 30);
 		} else {
 			e->u.msi.address_lo = LAPIC_BASE |
-					      (prng_below(&f->p, 2) ? 0 :
+					      (valid ? 0 :
 					       (u32)prng_next(&f->p) & 0xffff);
-			e->u.msi.address_hi = prng_below(&f->p, 8) ? 0 :
-					      (u32)prng_next(&f->p);
+			e->u.msi.address_hi = valid ? 0 : (u32)prng_next(&f->p);
 			e->u.msi.data = (u32)prng_next(&f->p) &
-					(prng_below(&f->p, 2) ? 0xff : ~0u);
+					(valid ? 0xff : ~0u);
 		}
 	}
 	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, t) < 0 ? -errno : 0;
@@ -337,7 +339,7 @@ static void run_seed(struct edu_dev *edu, u64 seed, long nops, int kmsg)
 int main(void)
 {
 	long nseeds = env_long("KVM_IRQBYPASS_FUZZ_SEEDS", 8, 0);
-	long nops = env_long("KVM_IRQBYPASS_FUZZ_OPS", 500, 1);
+	long nops = env_long("KVM_IRQBYPASS_FUZZ_OPS", 2000, 1);
 	const char *replay = getenv("KVM_IRQBYPASS_SEED");
 	u64 base = stress_init("fuzz_ioctls");
 	int kmsg = kmsg_watch(), kvm, ret;

@@ -55,6 +55,8 @@ if ! grep -q '^# holding' "$tmp/hold.log"; then
 fi
 echo "ok 1 - hold_irqfd holds the path (edu MSI -> irqfd -> running VM)"
 
+# A file, not <(...): the testbed's devtmpfs has no /dev/fd.
+perms -- "${MODS[@]}" > "$tmp/orders"
 orders=0 attempts=0 refused=0 unloaded=()
 while read -r -a order; do
 	[ $orders -ge "$max" ] && break
@@ -69,10 +71,12 @@ while read -r -a order; do
 			echo "# rmmod $m: $(cat "$tmp/err")"
 		fi
 	done
-done < <(perms -- "${MODS[@]}")
+done < "$tmp/orders"
 echo "# $orders orders, $attempts rmmod attempts, $refused refused as in use"
 [ ${#unloaded[@]} -eq 0 ] || echo "# unloaded: ${unloaded[*]}"
+failed=0
 ok=ok; [ $refused -eq $attempts ] && [ $attempts -gt 0 ] || ok="not ok"
+[ "$ok" = ok ] || failed=$((failed + 1))
 echo "$ok 2 - every rmmod refused while in use ($refused of $attempts, $orders orders)"
 
 missing=()
@@ -80,6 +84,7 @@ for m in "${MODS[@]}" "${STOCK[@]}"; do
 	[ -d "/sys/module/$m" ] || missing+=("$m")
 done
 ok=ok; [ ${#missing[@]} -eq 0 ] || ok="not ok"
+[ "$ok" = ok ] || failed=$((failed + 1))
 echo "$ok 3 - all modules still loaded${missing:+ (missing: ${missing[*]})}"
 for m in "${missing[@]}"; do
 	modprobe -d "${MODROOT:-/}" -S "${KREL:-$(uname -r)}" "$m" ||
@@ -91,10 +96,13 @@ wait $holder
 hrc=$?
 sed 's/^/# hold_irqfd: /' "$tmp/hold.log"
 ok=ok; [ $hrc -eq 0 ] || ok="not ok"
+[ "$ok" = ok ] || failed=$((failed + 1))
 echo "$ok 4 - hold_irqfd: every MSI delivered exactly once meanwhile (exit $hrc)"
 
 splat='WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|scheduling while atomic|sleeping function called from invalid context|blocked for more than|new suspected memory leak'
 n=$(dmesg | tail -n +$((before + 1)) | grep -cE "$splat")
 ok=ok; [ "$n" -eq 0 ] || ok="not ok"
+[ "$ok" = ok ] || failed=$((failed + 1))
 echo "$ok 5 - no kernel report in the log ($n)"
 [ "$n" -eq 0 ] || dmesg | tail -n +$((before + 1)) | grep -E "$splat" | head -n 5 | sed 's/^/# /'
+[ $failed -eq 0 ]

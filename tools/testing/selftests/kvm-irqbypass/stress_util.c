@@ -460,14 +460,19 @@ void rig_settle(struct msi_rig *r, struct irq_acct *c, int ms)
 	msi_sink_collect(&r->sink, c);
 }
 
-void rig_phase_begin(struct msi_rig *r, struct irq_acct *c)
+void irq_acct_begin(struct irq_acct *c, const char *bdf, bool fast)
 {
 	memset(c, 0, sizeof(*c));
-	c->host = proc_interrupts_count("vfio-msi[", r->edu.bdf);
+	c->host = proc_interrupts_count("vfio-msi[", bdf);
 	c->hits = -1;
 	c->misses = -1;
-	if (r->fast && !fastpath_trace_start())
+	if (fast && !fastpath_trace_start())
 		tap_diag("cannot start tracing the vfio_fastpath events");
+}
+
+void rig_phase_begin(struct msi_rig *r, struct irq_acct *c)
+{
+	irq_acct_begin(c, r->edu.bdf, r->fast);
 }
 
 void rig_phase_end(struct msi_rig *r, struct irq_acct *c, const char *name)
@@ -531,4 +536,37 @@ void rig_report(struct msi_rig *r, const char *name, const struct irq_acct *c,
 	splats = kmsg_splats(r->kmsg);
 	tap_result(splats == 0, "%s: kernel log clean: %d splats (warning, bug, sanitizer, lockdep, hung task, leak)",
 		   name, splats);
+}
+
+int rig_setup_tap(struct msi_rig *r, u8 *ram)
+{
+	int ret = rig_setup(r, ram);
+
+	if (ret == -ENODEV) {
+		tap_skip_rest("no edu device (1234:11e8) on this machine");
+		return ret;
+	}
+	if (!tap_result(!ret, "setup: edu MSI -> eventfd -> KVM_IRQFD on MSI route GSI %u",
+			TEST_MSI_GSI))
+		return -EIO;
+	return 0;
+}
+
+int rig_control_phase(struct msi_rig *r, const char *name,
+		      void *(*fn)(void *), void *arg, struct prng *p,
+		      long ops, long long deadline, struct irq_acct *c)
+{
+	long long start = now_us();
+	int ret;
+
+	rig_phase_begin(r, c);
+	ret = rig_run_control(r, fn, arg, c, p, 100);
+	rig_phase_end(r, c, name);
+	tap_diag("%s: %lu of %ld operations, %llu MSIs in %lld ms", name,
+		 r->ctl_ops, ops, c->raised, (now_us() - start) / 1000);
+	tap_result(!ret && !r->ctl_err && r->ctl_ops > 0 &&
+		   (r->ctl_ops == (unsigned long)ops || deadline_passed(deadline)),
+		   "%s: %lu operations while MSIs fly", name, r->ctl_ops);
+	rig_report(r, name, c, true);
+	return ret;
 }

@@ -75,6 +75,8 @@ struct irq_acct {
 };
 
 void irq_acct_add(struct irq_acct *sum, const struct irq_acct *c);
+/* Zero c, note the host irq count of bdf, start the tracepoints if fast. */
+void irq_acct_begin(struct irq_acct *c, const char *bdf, bool fast);
 /* raised == guest + signalled + absorbed, nothing doubled. */
 bool irq_acct_exact(const struct irq_acct *c);
 void irq_acct_print(const char *name, const struct irq_acct *c);
@@ -196,3 +198,17 @@ int rig_run_control(struct msi_rig *r, void *(*fn)(void *), void *arg,
  */
 void rig_report(struct msi_rig *r, const char *name, const struct irq_acct *c,
 		bool host_exact);
+
+/*
+ * rig_setup() and its TAP line: 0, -ENODEV after skipping the whole plan,
+ * or -EIO after a "not ok".
+ */
+int rig_setup_tap(struct msi_rig *r, u8 *ram);
+
+/*
+ * One measured phase: MSIs while fn performs ops operations (or until the
+ * deadline), then the operation count line and rig_report(): four results.
+ */
+int rig_control_phase(struct msi_rig *r, const char *name,
+		      void *(*fn)(void *), void *arg, struct prng *p,
+		      long ops, long long deadline, struct irq_acct *c);

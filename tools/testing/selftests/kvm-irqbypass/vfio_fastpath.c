@@ -124,12 +124,7 @@ static int vm_route_ioapic(struct lite_vm *vm, u32 gsi, u32 pin)
 
 static void phase_begin(struct fp_test *t, struct irq_acct *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->host = proc_interrupts_count("vfio-msi[", t->edu.bdf);
-	c->hits = -1;
-	c->misses = -1;
-	if (t->fast && !fastpath_trace_start())
-		tap_diag("cannot start tracing the vfio_fastpath events");
+	irq_acct_begin(c, t->edu.bdf, t->fast);
 }
 
 /*
