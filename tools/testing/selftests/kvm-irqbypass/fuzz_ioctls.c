@@ -21,6 +21,8 @@
  * Seeds: a fixed list, then KVM_IRQBYPASS_FUZZ_SEEDS (default 8) random
  * ones; KVM_IRQBYPASS_SEED=N runs the sequence of seed N alone.
  * KVM_IRQBYPASS_FUZZ_OPS: operations per sequence (default 2000).
+ * KVM_IRQBYPASS_FUZZ_TRACE=1: print each operation before it runs and its
+ * result after (to find the call that a replayed seed hangs or splats in).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -297,6 +299,8 @@ static void fuzz_close(struct fuzz *f)
 	edu_write(f->edu, EDU_REG_IRQ_ACK, ~0u);
 }
 
+static bool trace_ops;
+
 static void run_seed(struct edu_dev *edu, u64 seed, long nops, int kmsg)
 {
 	struct fuzz f = { .edu = edu };
@@ -316,10 +320,17 @@ static void run_seed(struct edu_dev *edu, u64 seed, long nops, int kmsg)
 		op = prng_below(&f.p, 100);
 		op = op < 2 ? 10 : op < 8 ? 9 : op % 9;
 		f.ops[op]++;
-		if (do_op(&f, op))
+		if (trace_ops)
+			tap_diag("op %ld: %s (state %016llx)", i, op_name[op],
+				 (unsigned long long)f.p.state);
+		ret = do_op(&f, op);
+		if (trace_ops)
+			tap_diag("op %ld: %d", i, ret);
+		if (ret)
 			f.fails[op]++;
 		else
 			ok++;
+		ret = 0;
 		if (op == 10 && !f.vm[0])
 			ret = -EIO;
 		if (op == 10 && (!f.vm[1] || !f.vm[2]))
@@ -347,6 +358,7 @@ int main(void)
 	long cap;
 	long i, total;
 
+	trace_ops = env_long("KVM_IRQBYPASS_FUZZ_TRACE", 0, 0) > 0;
 	total = replay && *replay ? 1 : (long)ARRAY_SIZE(fixed_seeds) + nseeds;
 	tap_plan(total + 2);
 	kvm = kvm_open_or_bail();

@@ -44,7 +44,7 @@ int main(void)
 	printf("# holding\n");
 	while (!done && !ret) {
 		ret = rig_raise(&r, &c);
-		prng_usleep(&p, 1000);
+		prng_usleep(&p, 5000);
 	}
 	rig_phase_end(&r, &c, "hold");
 	rig_report(&r, "hold", &c, true);

@@ -218,6 +218,7 @@ int main(void)
 	usleep(500 * 1000);
 	snapshot_take(&before);
 	memset(&c, 0, sizeof(c));
+	c.host = c.hits = c.misses = -1;	/* not counted here */
 	start = now_us();
 	deadline = start + seconds * 1000000;
 	for (i = 0; !ret && i < vms && !deadline_passed(deadline); i++)
