@@ -15,12 +15,12 @@
 
 #define NR_TESTS	4
 
-static volatile sig_atomic_t done;
+static int done;
 
 static void on_term(int sig)
 {
 	(void)sig;
-	done = 1;
+	WRITE_ONCE(done, 1);
 }
 
 int main(void)
@@ -42,7 +42,7 @@ int main(void)
 		goto out;
 	rig_phase_begin(&r, &c);
 	printf("# holding\n");
-	while (!done && !ret) {
+	while (!READ_ONCE(done) && !ret) {
 		ret = rig_raise(&r, &c);
 		prng_usleep(&p, 5000);
 	}

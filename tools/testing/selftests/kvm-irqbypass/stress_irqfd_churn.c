@@ -33,8 +33,7 @@ static void *churn_thread(void *arg)
 	long i;
 	int ret;
 
-	for (i = 0; i < ch->cycles && !READ_ONCE(r->ctl_stop) &&
-		    !deadline_passed(ch->deadline); i++) {
+	for (i = 0; rig_ctl_go(r, i, ch->cycles, ch->deadline); i++) {
 		ret = rig_irqfd(r, false);
 		prng_usleep(&ch->prng, 200);
 		if (!ret) {

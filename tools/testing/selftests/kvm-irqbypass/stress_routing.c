@@ -96,8 +96,7 @@ static void *routing_thread(void *arg)
 		WRITE_ONCE(r->ctl_err, -ENOMEM);
 		return NULL;
 	}
-	for (i = 0; i < ch->updates && !READ_ONCE(r->ctl_stop) &&
-		    !deadline_passed(ch->deadline); i++) {
+	for (i = 0; rig_ctl_go(r, i, ch->updates, ch->deadline); i++) {
 		random_table(&ch->prng, t);
 		if (ioctl(r->vm->vm_fd, KVM_SET_GSI_ROUTING, t) < 0) {
 			tap_diag("update %ld (%u entries): KVM_SET_GSI_ROUTING: %d",

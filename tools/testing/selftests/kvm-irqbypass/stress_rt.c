@@ -131,9 +131,10 @@ int main(void)
 	pthread_join(co.thread, NULL);
 	rig_phase_end(&r, &c, "rt");
 	qsort(lat, i, sizeof(*lat), cmp_ll);
-	tap_diag("rt: %ld MSIs, raise-to-delivery median %lld us, p99 %lld us, max %lld us; competitor %lu bursts",
-		 i, i ? lat[i / 2] : 0, i ? lat[i * 99 / 100] : 0,
-		 i ? lat[i - 1] : 0, co.bursts);
+	tap_diag("rt: %ld MSIs, raise-to-delivery median %lld us, p99 %lld us",
+		 i, i ? lat[i / 2] : 0, i ? lat[i * 99 / 100] : 0);
+	tap_diag("rt: max %lld us; competitor %lu bursts", i ? lat[i - 1] : 0,
+		 co.bursts);
 	tap_result(!ret && i > 0 && co.bursts > 0,
 		   "rt: %ld MSIs raised while the RT task competed (%lu bursts)",
 		   i, co.bursts);

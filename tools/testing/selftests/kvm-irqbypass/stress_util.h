@@ -192,6 +192,13 @@ void rig_phase_end(struct msi_rig *r, struct irq_acct *c, const char *name);
 int rig_run_control(struct msi_rig *r, void *(*fn)(void *), void *arg,
 		    struct irq_acct *c, struct prng *p, u32 gap_us);
 
+/* A control thread goes on: operation i of n, before the deadline. */
+static inline bool rig_ctl_go(struct msi_rig *r, long i, long n,
+			      long long deadline)
+{
+	return i < n && !READ_ONCE(r->ctl_stop) && !deadline_passed(deadline);
+}
+
 /*
  * The TAP lines every campaign test ends with: exact accounting, the fast
  * path's hit + miss count, no kernel splat.  Three results.
