@@ -11,12 +11,12 @@
 # arrive exactly once.  Never rmmod -f.  A module that did unload is loaded
 # again with the testbed's modprobe so later tests still run.
 # Environment: KVM_IRQBYPASS_RMMOD_ORDERS (default 120: all of them),
-#              KVM_IRQBYPASS_SECONDS (time bound of the rmmod loop, 150).
+#              KVM_IRQBYPASS_SECONDS (time bound of the rmmod loop, 240).
 DIR=$(dirname "$(readlink -f "$0")")
 MODS=(irqbypass kvm kvm_amd vfio_pci_core vfio_pci)
 STOCK=(vfio vfio_iommu_type1)
 max=${KVM_IRQBYPASS_RMMOD_ORDERS:-120}
-limit=${KVM_IRQBYPASS_SECONDS:-150}
+limit=${KVM_IRQBYPASS_SECONDS:-240}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
