@@ -19,16 +19,8 @@
 #include "stress_util.h"
 #include "tap.h"
 
-#define NR_TESTS	6
+#define NR_TESTS	7
 #define MAX_ENTRIES	64
-
-struct churn {
-	struct msi_rig *r;
-	struct prng prng;
-	long updates;
-	long long deadline;
-	unsigned long entries;	/* routing entries installed in all */
-};
 
 /* A random table that keeps TEST_MSI_GSI -> TEST_MSI_VECTOR. */
 static void random_table(struct prng *p, struct kvm_irq_routing *t)
@@ -86,8 +78,8 @@ static void random_table(struct prng *p, struct kvm_irq_routing *t)
 
 static void *routing_thread(void *arg)
 {
-	struct churn *ch = arg;
-	struct msi_rig *r = ch->r;
+	struct rig_control *ch = arg;
+	struct msi_rig *r = &ch->r;
 	struct kvm_irq_routing *t;
 	long i;
 
@@ -96,7 +88,7 @@ static void *routing_thread(void *arg)
 		WRITE_ONCE(r->ctl_err, -ENOMEM);
 		return NULL;
 	}
-	for (i = 0; rig_ctl_go(r, i, ch->updates, ch->deadline); i++) {
+	for (i = 0; rig_ctl_go(r, i, ch->ops, ch->deadline); i++) {
 		random_table(&ch->prng, t);
 		if (ioctl(r->vm->vm_fd, KVM_SET_GSI_ROUTING, t) < 0) {
 			tap_diag("update %ld (%u entries): KVM_SET_GSI_ROUTING: %d",
@@ -104,7 +96,7 @@ static void *routing_thread(void *arg)
 			WRITE_ONCE(r->ctl_err, -errno);
 			break;
 		}
-		ch->entries += t->nr;
+		ch->items += t->nr;
 		WRITE_ONCE(r->ctl_ops, i + 1);
 		prng_usleep(&ch->prng, 300);
 	}
@@ -112,41 +104,18 @@ static void *routing_thread(void *arg)
 	return NULL;
 }
 
+/* The route is always an MSI route: every MSI goes to the guest. */
+static void routing_after(struct rig_control *ctl, const struct irq_acct *c)
+{
+	tap_diag("routing: %lu entries in %lu tables", ctl->items,
+		 ctl->r.ctl_ops);
+	tap_result(c->guest == c->raised,
+		   "routing: all %llu MSIs reached the guest", c->guest);
+}
+
 int main(void)
 {
-	u64 seed = stress_init("stress_routing");
-	struct churn ch = { 0 };
-	int fds = count_open_fds();
-	struct msi_rig r;
-	struct irq_acct c;
-	struct prng p;
-	int ret;
-
-	tap_plan(NR_TESTS);
-	close(kvm_open_or_bail());
-	ch.updates = env_long("KVM_IRQBYPASS_ROUTING", 10000, 1);
-	ch.deadline = now_us() + env_long("KVM_IRQBYPASS_SECONDS", 120, 1) * 1000000;
-	ch.r = &r;
-	prng_seed(&p, seed);
-	prng_seed(&ch.prng, seed + 1);
-
-	ret = rig_setup_tap(&r, NULL);
-	if (ret == -ENODEV)
-		return tap_finish();
-	if (ret)
-		goto out;
-
-	rig_control_phase(&r, "routing", routing_thread, &ch, &p, ch.updates,
-			  ch.deadline, &c);
-	tap_diag("routing: %lu entries in %lu tables", ch.entries, r.ctl_ops);
-	/* The route is always an MSI route: every MSI goes to the guest. */
-	tap_result(c.guest == c.raised, "routing: all %llu MSIs reached the guest",
-		   c.guest);
-
-out:
-	rig_teardown(&r);
-	ret = count_open_fds();
-	if (ret != fds)
-		tap_diag("descriptors: %d before, %d after", fds, ret);
-	return tap_finish();
+	return rig_control_main("stress_routing", "routing", NR_TESTS,
+				"KVM_IRQBYPASS_ROUTING", 10000, 120,
+				routing_thread, routing_after);
 }

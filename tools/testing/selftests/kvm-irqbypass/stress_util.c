@@ -572,3 +572,40 @@ int rig_control_phase(struct msi_rig *r, const char *name,
 	rig_report(r, name, c, true);
 	return ret;
 }
+
+int rig_control_main(const char *prog, const char *name,
+		     unsigned int nr_tests, const char *ops_env, long ops_def,
+		     long secs_def, void *(*fn)(void *),
+		     void (*after)(struct rig_control *ctl,
+				   const struct irq_acct *c))
+{
+	u64 seed = stress_init(prog);
+	struct rig_control ctl = { 0 };
+	int fds = count_open_fds();
+	struct irq_acct c;
+	struct prng p;
+	int ret;
+
+	tap_plan(nr_tests);
+	close(kvm_open_or_bail());
+	ctl.ops = env_long(ops_env, ops_def, 1);
+	ctl.deadline = now_us() +
+		       env_long("KVM_IRQBYPASS_SECONDS", secs_def, 1) * 1000000;
+	prng_seed(&p, seed);
+	prng_seed(&ctl.prng, seed + 1);
+
+	ret = rig_setup_tap(&ctl.r, NULL);
+	if (ret == -ENODEV)
+		return tap_finish();
+	if (!ret) {
+		rig_control_phase(&ctl.r, name, fn, &ctl, &p, ctl.ops,
+				  ctl.deadline, &c);
+		if (after)
+			after(&ctl, &c);
+	}
+	rig_teardown(&ctl.r);
+	ret = count_open_fds();
+	tap_result(ret == fds, "no descriptor left open (%d before, %d after)",
+		   fds, ret);
+	return tap_finish();
+}

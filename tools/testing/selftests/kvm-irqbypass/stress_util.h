@@ -192,6 +192,28 @@ void rig_phase_end(struct msi_rig *r, struct irq_acct *c, const char *name);
 int rig_run_control(struct msi_rig *r, void *(*fn)(void *), void *arg,
 		    struct irq_acct *c, struct prng *p, u32 gap_us);
 
+/* A test of MSIs while a control thread operates on the rig. */
+struct rig_control {
+	struct msi_rig r;
+	struct prng prng;	/* the control thread's */
+	long ops;		/* operations to do */
+	long long deadline;
+	unsigned long items;	/* what the thread counts besides operations */
+};
+
+/*
+ * main() of such a test (prog: its name): TAP plan nr_tests, that is the
+ * setup line, rig_control_phase()'s four, after()'s and the descriptor
+ * check; ops from ops_env (default ops_def), time bound from
+ * KVM_IRQBYPASS_SECONDS (default secs_def).  fn(ctl) is the thread.
+ * Returns the exit code.
+ */
+int rig_control_main(const char *prog, const char *name,
+		     unsigned int nr_tests, const char *ops_env, long ops_def,
+		     long secs_def, void *(*fn)(void *),
+		     void (*after)(struct rig_control *ctl,
+				   const struct irq_acct *c));
+
 /* A control thread goes on: operation i of n, before the deadline. */
 static inline bool rig_ctl_go(struct msi_rig *r, long i, long n,
 			      long long deadline)
