@@ -12,7 +12,9 @@
 #                             TESTBED="qemu bochs" runs both
 #   make check-all            make check for all four targets (generic ones
 #                             on both testbeds)
-#   make check-debug          make check on the debug kernel (lockdep, KASAN, ...)
+#   make check-debug          make check on the debug kernel (lockdep, KASAN, ...),
+#                             with the reliability campaign
+#   make campaign [MODULES=stock] the reliability campaign alone in the testbed
 #   make install / uninstall  into /lib/modules/<krel>/updates (root)
 #   make demo [DEMO=msi,rt]   the interrupt-path matrix: build/report/matrix.md
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
@@ -31,7 +33,7 @@ endif
 
 K := scripts/kit
 
-.PHONY: all modules list install uninstall check check-all check-debug \
+.PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
 	bench-irqbypass
@@ -58,6 +60,9 @@ check-all:
 # for the debug config).
 check-debug:
 	@KIT_DEBUG=1 KIT_CHECK_SKIP="sparse $${KIT_CHECK_SKIP:-}" $(K)/check.sh
+
+campaign:
+	@$(K)/campaign.sh
 
 sparse:
 	@$(K)/sparse.sh

@@ -9,6 +9,9 @@
 #   TESTBED="qemu bochs"  the testbed backends to run, in order (default
 #                         qemu: kvm_amd on TCG's SVM; bochs: kvm_intel on
 #                         bochs' VMX, no PCI device)
+#   KIT_CAMPAIGN=1  the selftests plus the reliability campaign
+#                   (Documentation/reliability.rst); on by default with
+#                   KIT_DEBUG=1 (make check-debug)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -69,9 +72,10 @@ testbed() {
 	*) record "testbed (unknown TESTBED backend '$tb': qemu or bochs)" 1; return ;;
 	esac
 	tlog=$log/$label.log
-	step "check: $label ($KREL, kit modules)"
-	"$kit_top/tools/testbed/$runner" --modules kit --name "$name" -- \
-		tools/testbed/run_all_tests.sh "$sel" | tee "$tlog"
+	step "check: $label ($KREL, kit modules${campaign:+, with the campaign})"
+	"$kit_top/tools/testbed/$runner" --modules kit --name "$name" \
+		--timeout "$timeout" -- \
+		tools/testbed/run_all_tests.sh "$sel" $campaign | tee "$tlog"
 	rc=${PIPESTATUS[0]}
 	tb_pass=$(grep -cE '^ok [0-9]+' "$tlog" | head -n 1)
 	tb_skip=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$tlog" | head -n 1)
@@ -89,6 +93,8 @@ testbed() {
 	*) [ "$tb_fail" -gt 0 ] || record "$label (exit $rc)" 1 ;;
 	esac
 }
+campaign= timeout=900
+[ "${KIT_CAMPAIGN:-${KIT_DEBUG:-0}}" = 1 ] && campaign=--all timeout=3600
 for t in ${TESTBED:-qemu}; do
 	testbed "$t"
 done

@@ -4,9 +4,11 @@
 # What `make check` runs inside the testbed: the module checks, the in-kernel
 # test modules (TAP in the kernel log) and the userspace selftests.  Each
 # suite's TAP is passed through under a "# ===== suite" header.
-# $1: directory holding the built selftests.
+# $1: directory holding the built selftests; $2 (optional): --all adds the
+# reliability campaign (make check-debug, KIT_CAMPAIGN=1 make check).
 set -u
 sel=$1
+campaign=${2:-}
 rc=0
 here=$(dirname "$(readlink -f "$0")")
 
@@ -32,5 +34,5 @@ for t in $(cd "$MODROOT/lib/modules/$KREL/updates" 2>/dev/null && ls test_*.ko 2
 	[ $loaded = 1 ] || echo "not ok 1 - $m: module init failed (see the kernel log)"
 done
 
-bash "$sel/run_tests.sh" || rc=1
+bash "$sel/run_tests.sh" $campaign || rc=1
 exit $rc

@@ -98,6 +98,11 @@ static void vm_load_image(struct lite_vm *vm)
 
 struct lite_vm *vm_create(enum irqchip_mode mode)
 {
+	return vm_create_ram(mode, NULL);
+}
+
+struct lite_vm *vm_create_ram(enum irqchip_mode mode, u8 *ram)
+{
 	struct lite_vm *vm;
 	int ret, i;
 
@@ -131,8 +136,13 @@ struct lite_vm *vm_create(enum irqchip_mode mode)
 	if (vm_create_irqchip(vm))
 		goto fail;
 
-	vm->ram = mmap(NULL, GUEST_RAM_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	vm->ram = ram;
+	if (!ram) {
+		vm->ram = mmap(NULL, GUEST_RAM_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+		vm->ram_owned = true;
+	}
 	if (vm->ram == MAP_FAILED) {
 		vm->ram = NULL;
 		tap_diag("guest RAM: %s", strerror(errno));
@@ -163,7 +173,7 @@ void vm_destroy(struct lite_vm *vm)
 	}
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
-	if (vm->ram)
+	if (vm->ram && vm->ram_owned)
 		munmap(vm->ram, GUEST_RAM_SIZE);
 	close(vm->kvm_fd);
 	free(vm);
@@ -474,12 +484,17 @@ static void alarm_arm(s64 ms)
 	timer_settime(alarm_timer, 0, &it, NULL);
 }
 
-static s64 now_ms(void)
+long long now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (s64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static s64 now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 static void dump_guest_state(struct lite_vcpu *vcpu)
@@ -655,7 +670,7 @@ int vcpu_run_quiet(struct lite_vcpu *vcpu, int quiet_ms)
 	return ret ? ret : exits;
 }
 
-static int env_int(const char *name, int def, int min)
+long env_long(const char *name, long def, long min)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -664,11 +679,16 @@ static int env_int(const char *name, int def, int min)
 	if (!s || !*s)
 		return def;
 	v = strtol(s, &end, 0);
-	if (*end || v < min || v > 1000000) {
+	if (*end || v < min || v > 1000000000) {
 		tap_diag("ignoring %s=%s", name, s);
 		return def;
 	}
-	return (int)v;
+	return v;
+}
+
+static int env_int(const char *name, int def, int min)
+{
+	return (int)env_long(name, def, min);
 }
 
 /* KVM under TCG is slow: the defaults keep a run to a few minutes. */

@@ -52,6 +52,7 @@ struct lite_vm {
 	int vm_fd;
 	enum irqchip_mode irqchip;
 	u8 *ram;		/* host view of GPA 0..GUEST_RAM_SIZE */
+	bool ram_owned;		/* vm_destroy() unmaps ram */
 	u32 next_slot;
 	unsigned int nr_vcpus;	/* vCPUs created so far */
 	/* vcpu[0] comes from vm_start_guest(), the others from vm_add_vcpu(). */
@@ -71,6 +72,12 @@ int kvm_open_or_bail(void);
 
 /* VM with irqchip and RAM, but no vCPU yet; NULL on failure. */
 struct lite_vm *vm_create(enum irqchip_mode mode);
+/*
+ * The same with caller-owned guest RAM (GUEST_RAM_SIZE bytes, e.g. shared
+ * with another process, or kept to read the guest's count after the VM is
+ * gone): vm_destroy() leaves it mapped.
+ */
+struct lite_vm *vm_create_ram(enum irqchip_mode mode, u8 *ram);
 void vm_destroy(struct lite_vm *vm);
 
 /* Copy *params into the guest, build the IDT and create vCPU 0. */
@@ -144,6 +151,9 @@ static inline u32 guest_count(struct lite_vm *vm)
 }
 
 /* Small shared helpers. */
+/* Integer from the environment; def if unset or outside [min, 10^9]. */
+long env_long(const char *name, long def, long min);
+long long now_us(void);
 int test_iterations(int def);
 int test_timeout_ms(void);
 int count_open_fds(void);

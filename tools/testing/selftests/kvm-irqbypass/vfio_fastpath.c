@@ -39,9 +39,9 @@
 
 #include "kvm_util_lite.h"
 #include "tap.h"
+#include "stress_util.h"
 #include "vfio_util_lite.h"
 
-#define TRACEFS		"/sys/kernel/tracing"
 #define IOAPIC_PIN	10
 #define SETTLE_MS	100
 #define NR_TESTS	15
@@ -55,10 +55,7 @@ struct fp_test {
 	bool fast;		/* kit fast path on, tracepoints available */
 	int timeout;
 
-	pthread_t vcpu;
-	bool vcpu_running;
-	bool vcpu_stop;
-	int vcpu_err;
+	struct vcpu_runner vcpu;
 
 	/* Serialises irqfd assignment with an MSI in flight (deassign). */
 	pthread_mutex_t lock;
@@ -68,152 +65,9 @@ struct fp_test {
 	int ctl_err;
 };
 
-struct fp_counts {
-	unsigned int raised;
-	unsigned long long guest;	/* ISR runs */
-	unsigned long long signalled;	/* eventfd counts read */
-	long long host;			/* vfio-msi host irqs */
-	long long hits, misses;		/* tracepoints, -1: not available */
-};
-
-static long long now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static bool read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
-static bool write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok;
-}
-
-/* Kit fast path on: both parameters Y and the tracepoints exist. */
-static bool fastpath_enabled(void)
-{
-	char buf[16];
-
-	if (!read_file("/sys/module/vfio_pci_core/parameters/fastpath", buf,
-		       sizeof(buf)) || buf[0] != 'Y')
-		return false;
-	if (!read_file("/sys/module/kvm/parameters/irqfd_fastpath", buf,
-		       sizeof(buf)) || buf[0] != 'Y')
-		return false;
-	return access(TRACEFS "/events/vfio_fastpath/enable", W_OK) == 0;
-}
-
-static bool trace_start(void)
-{
-	return write_file(TRACEFS "/buffer_size_kb", "4096") &&
-	       write_file(TRACEFS "/events/vfio_fastpath/enable", "1") &&
-	       write_file(TRACEFS "/trace", "");
-}
-
-/* Count this irq's hit and miss events since the last trace_start(). */
-static void trace_count(int irq, long long *hits, long long *misses)
-{
-	char line[512], hit[64], miss[64];
-	FILE *f;
-
-	*hits = -1;
-	*misses = -1;
-	f = fopen(TRACEFS "/trace", "re");
-	if (!f)
-		return;
-	snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=%d\n", irq);
-	snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=%d ", irq);
-	*hits = 0;
-	*misses = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, "LOST"))
-			tap_diag("trace: %s", line);
-		if (strstr(line, hit))
-			(*hits)++;
-		else if (strstr(line, miss))
-			(*misses)++;
-	}
-	fclose(f);
-}
-
-static void *vcpu_thread(void *arg)
-{
-	struct fp_test *t = arg;
-	struct guest_exit ex;
-	sigset_t set;
-	int ret;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	while (!READ_ONCE(t->vcpu_stop)) {
-		ret = guest_run(t->vm, &ex, 100);
-		if (ret == -ETIMEDOUT)
-			continue;
-		if (ret) {
-			WRITE_ONCE(t->vcpu_err, ret);
-			break;
-		}
-		/* The ISR makes no exit; any port is a surprise. */
-		tap_diag("vCPU: unexpected exit on port 0x%x value %u", ex.port,
-			 ex.value);
-		WRITE_ONCE(t->vcpu_err, -EPROTO);
-		break;
-	}
-	return NULL;
-}
-
-/* Only the vCPU thread takes SIGALRM (guest_run()'s timeout). */
-static void block_sigalrm(bool block)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
-	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
-}
-
-static int vcpu_start(struct fp_test *t)
-{
-	t->vcpu_stop = false;
-	t->vcpu_err = 0;
-	block_sigalrm(true);
-	if (pthread_create(&t->vcpu, NULL, vcpu_thread, t))
-		return -EAGAIN;
-	t->vcpu_running = true;
-	return 0;
-}
-
 static void vcpu_stop(struct fp_test *t)
 {
-	if (!t->vcpu_running)
-		return;
-	WRITE_ONCE(t->vcpu_stop, true);
-	pthread_join(t->vcpu, NULL);
-	t->vcpu_running = false;
-	block_sigalrm(false);
+	vcpu_runner_stop(&t->vcpu);
 }
 
 /* A VM whose guest sits in HLT with the ISR on TEST_MSI_VECTOR. */
@@ -232,7 +86,7 @@ static int vm_setup(struct fp_test *t)
 		return -EIO;
 	if (vm_route_msi(t->vm, TEST_MSI_GSI, TEST_MSI_VECTOR))
 		return -EIO;
-	return vcpu_start(t);
+	return vcpu_runner_start(&t->vcpu, t->vm, -1);
 }
 
 /*
@@ -268,14 +122,9 @@ static int vm_route_ioapic(struct lite_vm *vm, u32 gsi, u32 pin)
 	return vm_set_route(vm, &e);
 }
 
-static void phase_begin(struct fp_test *t, struct fp_counts *c)
+static void phase_begin(struct fp_test *t, struct irq_acct *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->host = proc_interrupts_count("vfio-msi[", t->edu.bdf);
-	c->hits = -1;
-	c->misses = -1;
-	if (t->fast && !trace_start())
-		tap_diag("cannot start tracing the vfio_fastpath events");
+	irq_acct_begin(c, t->edu.bdf, t->fast);
 }
 
 /*
@@ -284,35 +133,19 @@ static void phase_begin(struct fp_test *t, struct fp_counts *c)
  * with a count pending in the eventfd (KVM would inject that count and
  * leave it readable: stock semantics that a test cannot account for).
  */
-static int raise_one(struct fp_test *t, struct fp_counts *c, u32 *guest_seen)
+static int raise_one(struct fp_test *t, struct irq_acct *c, u32 *guest_seen)
 {
-	long long deadline = now_us() + (long long)t->timeout * 1000;
-	int ret = 0;
-	u64 v;
+	struct msi_sink sink = {
+		.guest_count = t->vm ? &t->vm->vcpu[0].params->count : NULL,
+		.guest_seen = *guest_seen,
+		.efd = t->efd,
+	};
+	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	edu_write(&t->edu, EDU_REG_IRQ_RAISE, 1);
-	c->raised++;
-	for (;;) {
-		u32 now = t->vm ? guest_count(t->vm) : *guest_seen;
-
-		if (now != *guest_seen) {
-			c->guest += now - *guest_seen;
-			*guest_seen = now;
-			break;
-		}
-		if (read(t->efd, &v, sizeof(v)) == sizeof(v)) {
-			c->signalled += v;
-			break;
-		}
-		if (READ_ONCE(t->vcpu_err) || now_us() > deadline) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		usleep(20);
-	}
-	edu_write(&t->edu, EDU_REG_IRQ_ACK, 1);
+	ret = edu_raise_wait(&t->edu, &sink, c, t->timeout, &t->vcpu.err);
 	pthread_mutex_unlock(&t->lock);
+	*guest_seen = sink.guest_seen;
 	/* Let a control thread waiting for the lock have it. */
 	usleep(50);
 	return ret;
@@ -322,39 +155,35 @@ static int raise_one(struct fp_test *t, struct fp_counts *c, u32 *guest_seen)
  * Let late arrivals land, then take the final counts: a doubled MSI shows
  * up here as guest + signalled > raised.
  */
-static void phase_end(struct fp_test *t, struct fp_counts *c, u32 *guest_seen,
+static void phase_end(struct fp_test *t, struct irq_acct *c, u32 *guest_seen,
 		      const char *name)
 {
+	struct msi_sink sink = {
+		.guest_count = t->vm ? &t->vm->vcpu[0].params->count : NULL,
+		.guest_seen = *guest_seen,
+		.efd = t->efd,
+	};
 	long long host;
-	u64 v;
 
 	usleep(SETTLE_MS * 1000);
-	if (t->vm) {
-		u32 now = guest_count(t->vm);
-
-		c->guest += now - *guest_seen;
-		*guest_seen = now;
-	}
-	while (read(t->efd, &v, sizeof(v)) == sizeof(v))
-		c->signalled += v;
+	msi_sink_collect(&sink, c);
+	*guest_seen = sink.guest_seen;
 	host = proc_interrupts_count("vfio-msi[", t->edu.bdf);
 	c->host = c->host >= 0 && host >= 0 ? host - c->host : -1;
 	if (t->fast)
-		trace_count(t->irq, &c->hits, &c->misses);
-	tap_diag("%s: raised=%u host=%lld guest=%llu signalled=%llu hits=%lld misses=%lld",
-		 name, c->raised, c->host, c->guest, c->signalled, c->hits,
-		 c->misses);
+		fastpath_trace_count(t->irq, &c->hits, &c->misses);
+	irq_acct_print(name, c);
 }
 
 /* Exactly once: every raise reached the host once and went one way. */
-static bool exactly_once(const struct fp_test *t, const struct fp_counts *c,
+static bool exactly_once(const struct fp_test *t, const struct irq_acct *c,
 			 unsigned int n)
 {
 	return c->raised == n && c->host == n && c->guest + c->signalled == n &&
 	       (!t->fast || c->hits + c->misses == n);
 }
 
-static int run_raises(struct fp_test *t, struct fp_counts *c, unsigned int n,
+static int run_raises(struct fp_test *t, struct irq_acct *c, unsigned int n,
 		      u32 *guest_seen)
 {
 	unsigned int i;
@@ -362,7 +191,7 @@ static int run_raises(struct fp_test *t, struct fp_counts *c, unsigned int n,
 	for (i = 0; i < n; i++)
 		if (raise_one(t, c, guest_seen)) {
 			tap_diag("raise %u: no ISR run, no eventfd count in %d ms (vCPU %d)",
-				 i + 1, t->timeout, t->vcpu_err);
+				 i + 1, t->timeout, t->vcpu.err);
 			return -ETIMEDOUT;
 		}
 	return 0;
@@ -370,10 +199,7 @@ static int run_raises(struct fp_test *t, struct fp_counts *c, unsigned int n,
 
 static int set_trigger(struct fp_test *t, int fd)
 {
-	s32 fds[1] = { fd };
-
-	return vfio_set_irqs(t->edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
-			     VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds);
+	return edu_msi_trigger(&t->edu, fd);
 }
 
 static int irqfd_assign(struct fp_test *t, bool assign)
@@ -449,7 +275,7 @@ int main(void)
 	int iters = test_iterations(500);
 	unsigned int n = iters, small = iters / 5 ? iters / 5 : 1;
 	struct fp_test t = { .efd = -1, .irq = -1 };
-	struct fp_counts c;
+	struct irq_acct c;
 	u32 seen = 0;
 	int efd2 = -1;
 	bool ok;
@@ -606,7 +432,7 @@ int main(void)
 out:
 	vcpu_stop(&t);
 	if (t.fast)
-		write_file(TRACEFS "/events/vfio_fastpath/enable", "0");
+		fastpath_trace_stop();
 	if (t.vm && t.irqfd)
 		irqfd_assign(&t, false);
 	if (efd2 >= 0)
