@@ -80,6 +80,9 @@ step "debug kernel: configuring (localmodconfig + scripts/kit/debug-kernel.confi
 for opt in PROVE_LOCKING KASAN DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK DEBUG_OBJECTS KVM_AMD VFIO_PCI; do
 	grep -q "^CONFIG_$opt=[ym]" .config || die "CONFIG_$opt did not stick (see $dir/config.log)"
 done
+# The testbed's initramfs copies modules as they are: no compression.
+! grep -q '^CONFIG_MODULE_COMPRESS=y' .config ||
+	die "CONFIG_MODULE_COMPRESS is still on (see $dir/config.log)"
 grep -qx "CONFIG_LOCALVERSION=\"$DEBUG_LOCALVERSION\"" .config ||
 	die "CONFIG_LOCALVERSION did not stick (see $dir/config.log)"
 

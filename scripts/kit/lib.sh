@@ -46,6 +46,9 @@ kit_need_pkgs() {
 kit_target() {
 	local key cache
 	mkdir -p "$B"
+	# The debug kernel is named by line and flavour; a KREL exported by
+	# the parent script is its own, not a Debian release.
+	[ "${KIT_DEBUG:-0}" = 1 ] && unset KREL
 	if [ -n "${KREL:-}" ]; then key=krel-$KREL; else key=${KLINE:-6.12}-${FLAVOUR:-generic}; fi
 	cache=$B/.target-$key.env
 	if [ ! -s "$cache" ] || [ /var/lib/dpkg/status -nt "$cache" ] ||

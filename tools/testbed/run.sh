@@ -53,7 +53,8 @@ tb_rundir "${name:-$modules}" "$modules"
 # 3. The initramfs: busybox, the 9p modules in dependency order, init.
 initrd=$tb/initrd.img
 init=$kit_top/tools/testbed/init
-if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ]; then
+if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ] ||
+   [ "$root/lib/modules/$KREL/modules.dep" -nt "$initrd" ]; then
 	step "building the testbed initramfs"
 	ir=$tb/initramfs
 	rm -rf "$ir"; mkdir -p "$ir"/{bin,proc,sys,dev,host,lib/modules}
