@@ -37,6 +37,18 @@ while True:
 	read -r _ < /tmp/kvm-hold || { echo "# testbed: cannot create the holding VM"; exit 97; }
 fi
 
+# The kit's fast-path trace events, on for the whole run: enabling them
+# patches kernel text (their static keys, and sched_wakeup's when comms are
+# recorded), which under multi-threaded TCG can kill a vCPU running the
+# stale text ("Oops: int3").  Patch once here, before any test runs; the
+# tests then only clear the buffer (stress_util.c).
+t=/sys/kernel/tracing
+if [ -d $t/events/vfio_fastpath ]; then
+	echo 0 > $t/options/record-cmd
+	echo 0 > $t/options/record-tgid
+	echo 1 > $t/events/vfio_fastpath/enable
+fi
+
 # edu (1234:11e8) goes to vfio-pci: there is no host driver for it.
 for d in /sys/bus/pci/devices/*; do
 	[ "$(cat "$d/vendor")" = 0x1234 ] && [ "$(cat "$d/device")" = 0x11e8 ] || continue

@@ -263,16 +263,33 @@ bool fastpath_enabled(void)
 	return access(TRACEFS "/events/vfio_fastpath/enable", W_OK) == 0;
 }
 
+/*
+ * Enabling a trace event patches kernel text (the tracepoint's static key,
+ * and sched_wakeup's for comm recording).  Under multi-threaded TCG another
+ * vCPU can run the stale text meanwhile and die on the patching int3
+ * ("Oops: int3" in trace_sched_wakeup, seen on the debug kernel), so the
+ * testbed enables the events once before the tests (guest-setup.sh); then
+ * only the buffer is cleared here, and events found on are left on.
+ */
+static bool trace_enabled_here;
+
 bool fastpath_trace_start(void)
 {
+	char buf[8];
+
+	trace_enabled_here = !read_text_file(TRACEFS "/events/vfio_fastpath/enable",
+					     buf, sizeof(buf)) || buf[0] != '1';
 	return write_text_file(TRACEFS "/buffer_size_kb", "4096") &&
-	       write_text_file(TRACEFS "/events/vfio_fastpath/enable", "1") &&
+	       (!trace_enabled_here ||
+		write_text_file(TRACEFS "/events/vfio_fastpath/enable", "1")) &&
 	       write_text_file(TRACEFS "/trace", "");
 }
 
 void fastpath_trace_stop(void)
 {
-	write_text_file(TRACEFS "/events/vfio_fastpath/enable", "0");
+	if (trace_enabled_here)
+		write_text_file(TRACEFS "/events/vfio_fastpath/enable", "0");
+	trace_enabled_here = false;
 }
 
 void fastpath_trace_count(int irq, long long *hits, long long *misses)
