@@ -147,6 +147,21 @@ static bool slabs_back(const struct snapshot *a, const struct snapshot *b,
 	return ok;
 }
 
+/* A generic KASAN kernel: its quarantine delays frees. */
+static bool kasan_quarantine(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, " kasan_quarantine_reduce");
+	fclose(f);
+	return found;
+}
+
 /* One VM: route, irqfd, the edu vector on its eventfd; maybe one MSI. */
 static int one_vm(struct edu_dev *edu, bool run, bool keep,
 		  struct irq_acct *c, int timeout)
@@ -197,6 +212,7 @@ int main(void)
 	struct edu_dev edu;
 	struct prng p;
 	int kmsg = kmsg_watch(), ret, splats, timeout = test_timeout_ms();
+	bool slabs_ok;
 
 	tap_plan(NR_TESTS);
 	close(kvm_open_or_bail());
@@ -247,17 +263,33 @@ int main(void)
 	snapshot_take(&after);
 	tap_diag("all slab caches: %ld kB -> %ld kB", before.slab_kb,
 		 after.slab_kb);
-	tap_result(slabs_back(&before, &after, cpus),
-		   "KVM slab caches back to the baseline (%d caches)",
-		   after.nr_caches);
+	/*
+	 * KASAN's quarantine keeps freed objects counted as active (the
+	 * debug kernel: 480 -> 960 kvm_mmu_page_header after 1,000 VMs), so
+	 * there the counts are only printed and kmemleak, which the testbed
+	 * scans after the run, decides.
+	 */
+	slabs_ok = slabs_back(&before, &after, cpus);
+	if (kasan_quarantine())
+		tap_skip("KVM slab caches: KASAN's quarantine holds frees (kmemleak decides)");
+	else
+		tap_result(slabs_ok,
+			   "KVM slab caches back to the baseline (%d caches)",
+			   after.nr_caches);
 	tap_diag("open files %ld -> %ld, fds %d -> %d", before.files,
 		 after.files, before.fds, after.fds);
 	tap_diag("kvm debugfs %d -> %d, irqbypass tokens %d -> %d",
 		 before.kvm_debugfs, after.kvm_debugfs, before.tokens,
 		 after.tokens);
-	tap_result(after.files <= before.files + 8 && after.fds == before.fds,
-		   "open files back to the baseline (kernel %ld -> %ld, process %d -> %d)",
-		   before.files, after.files, before.fds, after.fds);
+	/*
+	 * file-nr is a per-CPU counter read without summing: it may be off by
+	 * its batch (32) per CPU (the debug kernel read 32 -> 64).  A leak of
+	 * one file per VM would be 1,000.
+	 */
+	tap_result(after.files <= before.files + 32 * cpus &&
+		   after.fds == before.fds,
+		   "open files back to the baseline (kernel %ld -> %ld within %ld, process %d -> %d)",
+		   before.files, after.files, 32 * cpus, before.fds, after.fds);
 	tap_result(after.kvm_debugfs == before.kvm_debugfs,
 		   "KVM debugfs VM directories back to the baseline (%d -> %d)",
 		   before.kvm_debugfs, after.kvm_debugfs);
