@@ -353,7 +353,7 @@ int main(void)
 	long nops = env_long("KVM_IRQBYPASS_FUZZ_OPS", 2000, 1);
 	const char *replay = getenv("KVM_IRQBYPASS_SEED");
 	u64 base = stress_init("fuzz_ioctls");
-	int kmsg = kmsg_watch(), kvm, ret;
+	int kmsg = kmsg_watch(), ret;
 	struct edu_dev edu;
 	long cap;
 	long i, total;
@@ -361,9 +361,7 @@ int main(void)
 	trace_ops = env_long("KVM_IRQBYPASS_FUZZ_TRACE", 0, 0) > 0;
 	total = replay && *replay ? 1 : (long)ARRAY_SIZE(fixed_seeds) + nseeds;
 	tap_plan(total + 2);
-	kvm = kvm_open_or_bail();
-	cap = kvm_check_extension(kvm, KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
-	close(kvm);
+	cap = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	ret = edu_open(&edu);
 	if (ret == -ENODEV) {
 		tap_skip_rest("no edu device (1234:11e8) on this machine");

@@ -57,6 +57,15 @@ int kvm_open_or_bail(void)
 	return fd;
 }
 
+int kvm_check_cap(long cap)
+{
+	int fd = kvm_open_or_bail(), r;
+
+	r = ioctl(fd, KVM_CHECK_EXTENSION, cap);
+	close(fd);
+	return r;
+}
+
 static int vm_create_irqchip(struct lite_vm *vm)
 {
 	struct kvm_enable_cap cap = {

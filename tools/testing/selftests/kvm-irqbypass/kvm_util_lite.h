@@ -70,6 +70,9 @@ const char *irqchip_name(enum irqchip_mode mode);
 /* Open /dev/kvm; on failure prints "Bail out!" and exits 1. */
 int kvm_open_or_bail(void);
 
+/* KVM_CHECK_EXTENSION on /dev/kvm: the value, or -1 with errno set. */
+int kvm_check_cap(long cap);
+
 /* VM with irqchip and RAM, but no vCPU yet; NULL on failure. */
 struct lite_vm *vm_create(enum irqchip_mode mode);
 /*

@@ -61,12 +61,10 @@ static void expect(int ret, int want, int fds_before, const char *what)
 int main(void)
 {
 	struct lite_vm *none, *kernel, *split, *nocap;
-	int efd, rfd, devnull, closed, fds, kvm_fd, r;
+	int efd, rfd, devnull, closed, fds, r;
 
 	tap_plan(NR_TESTS);
-	kvm_fd = kvm_open_or_bail();
-	r = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
-	close(kvm_fd);
+	r = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	if (r <= 0) {
 		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
 		return tap_finish();

@@ -612,12 +612,10 @@ int main(void)
 {
 	int iters = test_iterations(200);
 	int timeout = test_timeout_ms();
-	int kvm_fd, r;
+	int r;
 
 	tap_plan(NR_TESTS);
-	kvm_fd = kvm_open_or_bail();
-	r = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
-	close(kvm_fd);
+	r = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	if (r <= 0) {
 		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
 		return tap_finish();

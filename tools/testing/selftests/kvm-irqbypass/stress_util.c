@@ -372,11 +372,6 @@ int kmsg_splats(int fd)
 	return n;
 }
 
-long kvm_check_extension(int fd, long cap)
-{
-	return ioctl(fd, KVM_CHECK_EXTENSION, cap);
-}
-
 int rig_irqfd(struct msi_rig *r, bool assign)
 {
 	int ret = vm_irqfd(r->vm, r->efd, TEST_MSI_GSI,

@@ -133,7 +133,6 @@ int kmsg_watch(void);
 int kmsg_splats(int fd);
 
 /* A KVM VM that can take the kit's capability: KVM_CHECK_EXTENSION. */
-long kvm_check_extension(int fd, long cap);
 
 #endif /* KVM_IRQBYPASS_STRESS_UTIL_H */
 
