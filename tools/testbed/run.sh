@@ -6,7 +6,7 @@
 #
 #   tools/testbed/run.sh [--modules kit|stock] [--timeout S] [--smp N]
 #                        [--append "kernel args"] [--name NAME]
-#                        [--icount SHIFT] -- CMD...
+#                        [--icount SHIFT] [--qemu-arg ARG]... -- CMD...
 #
 # The target is KLINE/FLAVOUR from the environment (default 6.12 generic).
 # CMD runs as root in the host's root filesystem (9p, read-only) with cwd the
@@ -19,6 +19,8 @@
 # clock (and the TSC) advances 2^SHIFT ns per guest instruction and jumps
 # over idle time, so guest-timed figures become repeatable path lengths
 # rather than host-load-dependent wall time (single-threaded TCG: slower).
+# --qemu-arg ARG is passed to QEMU as one more argument (make netbench adds
+# its NICs this way); repeat it for each.
 #
 # The image package is extracted with dpkg-deb under build/testbed/ (never
 # installed to /boot).  Modules: "kit" installs build/<krel>/**.ko into an
@@ -28,6 +30,7 @@ set -euo pipefail
 . "$(dirname "$0")/../../scripts/kit/lib.sh"
 
 modules=kit timeout=900 smp=2 append= name= icount=
+qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--modules) modules=$2; shift 2 ;;
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--append) append=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--icount) icount=$2; shift 2 ;;
+	--qemu-arg) qemu_extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) die "run.sh: unknown option $1" ;;
 	esac
@@ -83,10 +87,9 @@ tb_cmdfiles qemu "$modules" kvm_amd "$@"
 cpu=max
 # The rt kvm refuses to load without an invariant TSC.
 [ "$FLAVOUR" = rt ] && cpu=max,+invtsc,x-force-features=on
-qemu_extra=()
 if [ -n "$icount" ]; then
 	[[ "$icount" =~ ^[0-9]+$ ]] || die "--icount SHIFT: a number"
-	qemu_extra=(-icount "shift=$icount,sleep=off")
+	qemu_extra+=(-icount "shift=$icount,sleep=off")
 fi
 log=$out/console.log
 step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
