@@ -20,6 +20,8 @@
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
 #   make irqlat               build tools/irqlat (the benchmark VMM)
 #   make bench-irqbypass      stock vs kit irqbypass manager: build/report/irqbypass.csv
+#   make netbench             TCP_RR through an assigned e1000e into an L2 Linux
+#                             guest (QEMU), stock vs kit: build/report/tcprr.csv
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -36,7 +38,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass
+	bench-irqbypass netbench
 
 all modules:
 	@$(K)/build.sh
@@ -88,11 +90,15 @@ demo:
 bench:
 	@tools/irqlat/bench.sh
 
+netbench:
+	@tools/netbench/netbench.sh
+
 testbed:
 	@tools/testbed/run.sh --modules kit
 
 clean:
-	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report
+	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report \
+		build/netbench
 
 distclean:
 	rm -rf build

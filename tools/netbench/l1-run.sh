@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs inside the testbed (tools/testbed/run.sh, so the module set is
+# already loaded): assign the outer QEMU's e1000e to vfio-pci, put the
+# testbed's own virtio-net NIC (on the same hub) on 10.0.99.1, and for each
+# {irq} x {irqchip} boot Debian's kernel as an L2 guest in the host's QEMU
+# (-accel kvm) with the e1000e assigned, while tools/netbench/rr serves
+# here.  Everything lands in $KIT_OUT/nb-<irq>-<chip>-{l2,server}.txt.
+#
+#   l1-run.sh L2_KERNEL L2_INITRD RR "RR_CLIENT_ARGS" COMBO...
+#   COMBO: msi-on msi-split nomsi-on nomsi-split
+#
+# The counters the server reads per repetition (rr -s), all host-wide:
+#   exits   KVM's VM exits (debugfs kvm/exits)
+#   uexits  returns of KVM_RUN to the VMM (a hist trigger on the
+#           kvm:kvm_userspace_exit event, set up once before any guest runs)
+#   ctxt    context switches (/proc/stat)
+# Exit code: the number of combinations that failed.
+set -u
+l2k=$1 l2i=$2 rr=$3 rrargs=$4
+shift 4
+out=$KIT_OUT
+
+echo "# netbench: kernel $(uname -r), modules $KIT_MODULES"
+
+# 1. The e1000e (8086:10d3) to vfio-pci, the virtio-net NIC up.
+bdf= nic=
+for d in /sys/bus/pci/devices/*; do
+	id="$(cat "$d/vendor"):$(cat "$d/device")"
+	case $id in
+	0x8086:0x10d3)
+		bdf=${d##*/}
+		[ -e "$d/driver" ] && echo "$bdf" > "$d/driver/unbind"
+		echo vfio-pci > "$d/driver_override"
+		echo "$bdf" > /sys/bus/pci/drivers_probe
+		;;
+	0x1af4:0x1000 | 0x1af4:0x1041)
+		modprobe -d "$MODROOT" -S "$KREL" virtio_net || exit 90
+		for n in "$d"/virtio*/net/*; do nic=${n##*/}; done
+		;;
+	esac
+done
+[ -n "$bdf" ] && [ -e "/sys/bus/pci/devices/$bdf/iommu_group" ] ||
+	{ echo "# netbench: no e1000e behind the IOMMU"; exit 91; }
+[ "$(basename "$(readlink -f "/sys/bus/pci/devices/$bdf/driver")")" = vfio-pci ] ||
+	{ echo "# netbench: $bdf did not bind to vfio-pci"; exit 92; }
+[ -n "$nic" ] || { echo "# netbench: no virtio-net interface"; exit 93; }
+# Quiet on the hub until a guest talks: QEMU's hub only takes a packet when
+# another port can receive it, and the e1000e cannot while no guest has
+# enabled it, so IPv6's link-up chatter would stall the virtio-net queue
+# (NETDEV WATCHDOG).  IPv4 answers only what the guest sends.
+sysctl -qw "net.ipv6.conf.$nic.disable_ipv6=1"
+ip addr add 10.0.99.1/24 dev "$nic" && ip link set "$nic" up || exit 94
+ip link set lo up
+echo "# netbench: e1000e $bdf on vfio-pci (group $(basename "$(readlink "/sys/bus/pci/devices/$bdf/iommu_group")")), server on $nic 10.0.99.1"
+
+# 2. The counters.  Setting the trigger patches kernel text (the event's
+# static key); done once here, before any guest runs.
+t=/sys/kernel/tracing/events/kvm/kvm_userspace_exit
+echo 'hist:keys=reason' > "$t/trigger" ||
+	{ echo "# netbench: cannot set the kvm_userspace_exit hist trigger"; exit 95; }
+stats=(-s exits=/sys/kernel/debug/kvm/exits -s "uexits=$t/hist:Hits:"
+       -s ctxt=/proc/stat:ctxt)
+
+# 3. The matrix.
+failed=0
+for combo in "$@"; do
+	irq=${combo%-*} chip=${combo#*-}
+	case $irq in msi) extra= ;; nomsi) extra=pci=nomsi ;; *) exit 96 ;; esac
+	case $chip in on | split) ;; *) exit 96 ;; esac
+	l2log=$out/nb-$combo-l2.txt srvlog=$out/nb-$combo-server.txt
+	"$rr" server -1 "${stats[@]}" > "$srvlog" 2>&1 &
+	srv=$!
+	start=$SECONDS
+	# pci=nomsi also keeps the guest's other devices off MSI: there are
+	# none (-nodefaults); rombar=0: no option ROM to read through vfio.
+	timeout -k 5 900 qemu-system-x86_64 -accel kvm \
+		-M "q35,kernel-irqchip=$chip" -cpu host -smp 1 -m 512 \
+		-nodefaults -display none -no-reboot \
+		-serial "file:$l2log" -kernel "$l2k" -initrd "$l2i" \
+		-append "console=ttyS0 panic=-1 quiet nb.addr=10.0.99.2/24 nb.server=10.0.99.1 nb.args=$rrargs $extra" \
+		-device "vfio-pci,host=$bdf,rombar=0" > "$out/nb-$combo-qemu.txt" 2>&1
+	qrc=$?
+	# The server exits after its one client; one that never got a client
+	# is stopped.
+	for _ in $(seq 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+	kill "$srv" 2>/dev/null
+	wait "$srv"
+	src=$?
+	l2rc=$(sed -n 's/^NB-L2-RC=\([0-9]*\).*/\1/p' "$l2log" 2>/dev/null | tail -n 1)
+	echo "# netbench: $combo: qemu $qrc, l2 ${l2rc:-none}, server $src, $((SECONDS - start)) s"
+	grep -h '^rr-' "$l2log" "$srvlog" 2>/dev/null | sed 's/^/#   /'
+	if [ "$qrc" -ne 0 ] || [ "${l2rc:-x}" != 0 ] || [ "$src" -ne 0 ]; then
+		failed=$((failed + 1))
+		tail -n 20 "$l2log" "$out/nb-$combo-qemu.txt" 2>/dev/null | sed 's/^/#   /'
+	fi
+done
+# The trigger stays: removing it would patch text again.
+exit $failed

@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make netbench: the seeds' TCP_RR matrix with real parts.  For the default
+# kernel line, generic and rt, stock and kit modules (four testbed boots),
+# the outer QEMU gives the testbed an e1000e and a virtio-net NIC joined on
+# one hub; inside, the e1000e goes to vfio-pci and Debian's QEMU (-accel
+# kvm) boots Debian's kernel as an L2 guest with it assigned, once per
+# {msi, nomsi} x {kernel-irqchip on, split}.  The guest's rr client runs
+# request/response transactions against the rr server on the testbed's
+# virtio-net (tools/netbench/l1-run.sh).  tools/netbench/report.py then
+# prints the table and writes build/report/tcprr.{csv,md,txt}.
+#
+# Environment:
+#   NB_WARMUP=200 NB_COUNT=1000 NB_REPS=5   transactions per repetition
+#   ICOUNT=                real time (default); ICOUNT=N boots the testbed
+#                          with -icount shift=N,sleep=off, under which the
+#                          nomsi guests never connected (QEMU 7.2, measured)
+#   NETBENCH_FLAVOURS="generic rt"  NETBENCH_MODULES="stock kit"
+#   NETBENCH_COMBOS="msi-on nomsi-on msi-split nomsi-split"
+#   KLINE=6.12
+#
+# A benchmark, not a test: no figure is judged.  The exit code is non-zero
+# when a boot or a combination failed; the rows that were measured are
+# written all the same.
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/kit/lib.sh"
+
+KIT_T0=${KIT_T0:-$(date +%s)}
+export KIT_T0
+NB_WARMUP=${NB_WARMUP:-200}
+NB_COUNT=${NB_COUNT:-1000}
+NB_REPS=${NB_REPS:-5}
+ICOUNT=${ICOUNT-}
+flavours=${NETBENCH_FLAVOURS:-generic rt}
+modsets=${NETBENCH_MODULES:-stock kit}
+combos=${NETBENCH_COMBOS:-msi-on nomsi-on msi-split nomsi-split}
+for v in NB_WARMUP NB_COUNT NB_REPS; do
+	[[ "${!v}" =~ ^[0-9]+$ ]] && [ "${!v}" -le 1000000 ] ||
+		die "$v=${!v}: a number up to 1000000"
+done
+[ "$NB_COUNT" -gt 0 ] && [ "$NB_REPS" -gt 0 ] || die "NB_COUNT and NB_REPS must be positive"
+for c in $combos; do
+	case $c in msi-on | msi-split | nomsi-on | nomsi-split) ;;
+	*) die "NETBENCH_COMBOS: '$c' is none of msi-on msi-split nomsi-on nomsi-split" ;;
+	esac
+done
+
+kit_need_pkgs qemu-system-x86 busybox-static kmod xz-utils cpio python3 \
+	make gcc libc6-dev
+report=$B/report
+nb=$B/netbench
+mkdir -p "$report" "$nb"
+rm -rf "$report/netbench" "$report"/tcprr.*
+mkdir -p "$report/netbench"
+start=$SECONDS
+
+step "building rr (tools/netbench)"
+make -s -C "$kit_top/tools/netbench" OUTPUT="$nb" > "$nb/build.log" 2>&1 ||
+	{ tail -n 20 "$nb/build.log" >&2; die "building rr failed"; }
+
+# The L2 guest: Debian's generic kernel of the line whatever the testbed
+# runs, so that rows differ only in the testbed's kernel and modules.
+# shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
+l2k=$(FLAVOUR=generic; unset KREL; kit_target
+      . "$kit_top/tools/testbed/lib.sh"; tb_image >&2
+      echo "$root/boot/vmlinuz-$KREL")
+l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
+l2i=$nb/l2-initrd.img
+e1000e=$(find "$l2mods/kernel/drivers/net/ethernet/intel/e1000e" -name 'e1000e.ko*' | head -n 1)
+[ -n "$e1000e" ] || die "no e1000e module in $l2mods"
+if [ ! -s "$l2i" ] || [ "$kit_top/tools/netbench/l2-init" -nt "$l2i" ] ||
+   [ "$nb/rr" -nt "$l2i" ] || [ "$e1000e" -nt "$l2i" ]; then
+	step "building the L2 guest's initramfs (busybox, e1000e, rr)"
+	ir=$nb/l2-initramfs
+	rm -rf "$ir"; mkdir -p "$ir"/{bin,proc,sys,dev}
+	cp /bin/busybox "$ir/bin/busybox"
+	cp "$kit_top/tools/netbench/l2-init" "$ir/init"
+	cp "$nb/rr" "$ir/rr"
+	case $e1000e in
+	*.xz) xz -dc "$e1000e" > "$ir/e1000e.ko" ;;
+	*) cp "$e1000e" "$ir/e1000e.ko" ;;
+	esac
+	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$l2i"
+	rm -rf "$ir"
+fi
+
+if [[ " $modsets " == *" kit "* ]]; then
+	for f in $flavours; do
+		step "building the kit ($KLINE $f; log: ${report#"$kit_top"/}/netbench/build-$f.log)"
+		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
+			tee "$report/netbench/build-$f.log" | grep --line-buffered '^kit: ' ||
+			{ tail -n 20 "$report/netbench/build-$f.log" >&2; die "kit build ($f) failed"; }
+	done
+fi
+
+# The testbed's NICs: the e1000e to assign and a virtio-net for the server,
+# on one hub of the outer QEMU (which also means no default user-mode NIC).
+nics=(--qemu-arg -netdev --qemu-arg hubport,id=nbe,hubid=0
+      --qemu-arg -device --qemu-arg e1000e,netdev=nbe
+      --qemu-arg -netdev --qemu-arg hubport,id=nbv,hubid=0
+      --qemu-arg -device --qemu-arg virtio-net-pci,netdev=nbv)
+rrargs=-w,$NB_WARMUP,-n,$NB_COUNT,-r,$NB_REPS,-t,120
+failed=()
+for f in $flavours; do
+	for m in $modsets; do
+		# shellcheck disable=SC2030,SC2031
+		krel=$(FLAVOUR=$f; unset KREL; kit_target; echo "$KREL")
+		name=netbench-$m
+		dir=$B/testbed/$krel/$name
+		label=$KLINE-$f
+		step "boot $label, $m modules: $combos (${NB_REPS} x $NB_COUNT transactions${ICOUNT:+, icount shift=$ICOUNT})"
+		rc=0
+		FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
+			--name "$name" --timeout 3600 ${ICOUNT:+--icount "$ICOUNT"} \
+			"${nics[@]}" -- bash "$kit_top/tools/netbench/l1-run.sh" \
+			"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos || rc=$?
+		mkdir -p "$report/netbench/$f-$m"
+		cp "$dir"/nb-*.txt "$dir/console.log" "$report/netbench/$f-$m/" 2>/dev/null || true
+		echo "$label $m $rc" >> "$report/netbench/boots.txt"
+		if [ "$rc" -ne 0 ]; then
+			echo "kit: netbench: $label/$m exited $rc (console: ${dir#"$kit_top"/}/console.log)" >&2
+			failed+=("$label/$m")
+		fi
+	done
+done
+
+python3 "$kit_top/tools/netbench/report.py" --icount "${ICOUNT:-off}" \
+	--kline "$KLINE" "$report" || die "report.py failed"
+
+step "netbench finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/tcprr.csv, tcprr.md, tcprr.txt"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "kit: netbench: failed: ${failed[*]}" >&2
+	exit 1
+fi

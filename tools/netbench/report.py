@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The table of make netbench, from the logs tools/netbench/netbench.sh
+collected under REPORT/netbench/<flavour>-<modules>/:
+
+  nb-<irq>-<chip>-l2.txt      the L2 guest's console (rr-client lines)
+  nb-<irq>-<chip>-server.txt  the rr server in the testbed (counters)
+
+Writes REPORT/tcprr.csv (header irq,irqchip,kernel,modules,trans_per_s,
+spread_pct,ratio_to_msi_on), tcprr-reps.csv (every repetition, with the
+server's counters), tcprr.md and tcprr.txt, and prints the text table.
+
+trans_per_s is the median over the repetitions of the client's rate (as
+netperf's TCP_RR reports it, measured in the L2 guest); spread_pct is
+(max - min) / median.  The per-transaction counts are host-wide deltas the
+server read around each repetition, medians over the repetitions.
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import sys
+
+IRQS = ("msi", "nomsi")
+CHIPS = ("on", "split")
+SEED_NOMSI_SPLIT = 0.93  # 13142 / 14056 pps, seed 000 (whole series)
+KV = re.compile(r"(\w+)=(-?[0-9.]+)")
+
+
+def parse(path, prefix):
+    reps = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith(prefix + ": rep="):
+                    reps.append({k: float(v) for k, v in KV.findall(line)})
+    except OSError:
+        pass
+    return reps
+
+
+def spread(vals):
+    med = statistics.median(vals)
+    return med, (max(vals) - min(vals)) * 100 / med if med else 0.0
+
+
+def per_trans(server, key):
+    vals = [r[key] / r["n"] for r in server if r.get(key, -1) >= 0 and r["n"]]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--icount", default="off")
+    ap.add_argument("--kline", default="6.12")
+    ap.add_argument("report")
+    a = ap.parse_args()
+    base = os.path.join(a.report, "netbench")
+    rows, reprows = [], []
+    for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        m = re.fullmatch(r"(generic|rt)-(stock|kit)", d)
+        if not m:
+            continue
+        flavour, modules = m.groups()
+        kernel = f"{a.kline}-{flavour}"
+        for irq in IRQS:
+            for chip in CHIPS:
+                stem = os.path.join(base, d, f"nb-{irq}-{chip}")
+                client = parse(stem + "-l2.txt", "rr-client")
+                server = parse(stem + "-server.txt", "rr-server")
+                if not client:
+                    if os.path.exists(stem + "-l2.txt"):
+                        print(f"netbench: {kernel}/{modules} {irq}/{chip}: "
+                              "no result (see the log)", file=sys.stderr)
+                    continue
+                tps, sp = spread([r["trans_per_s"] for r in client])
+                rows.append(dict(
+                    irq=irq, irqchip=chip, kernel=kernel, modules=modules,
+                    trans_per_s=tps, spread_pct=sp, reps=len(client),
+                    n=int(client[0]["n"]),
+                    exits=per_trans(server, "exits"),
+                    uexits=per_trans(server, "uexits"),
+                    ctxsw=per_trans(server, "ctxt")))
+                for i, c in enumerate(client):
+                    s = server[i] if i < len(server) else {}
+                    n = c["n"]
+                    reprows.append([irq, chip, kernel, modules, i + 1, int(n),
+                                    f"{c['trans_per_s']:.1f}",
+                                    f"{s.get('trans_per_s', 0):.1f}",
+                                    *(f"{s[k] / n:.3f}" if s.get(k, -1) >= 0
+                                      else "" for k in ("exits", "uexits",
+                                                        "ctxt"))])
+    if not rows:
+        print("netbench: no results", file=sys.stderr)
+        return 1
+
+    order = {(f"{a.kline}-{f}", mo, i, c): n for n, (f, i, c, mo) in enumerate(
+        (f, i, c, mo) for f in ("generic", "rt") for i in IRQS
+        for c in CHIPS for mo in ("stock", "kit"))}
+    rows.sort(key=lambda r: order.get(
+        (r["kernel"], r["modules"], r["irq"], r["irqchip"]), 99))
+    idx = {(r["kernel"], r["modules"], r["irq"], r["irqchip"]): r for r in rows}
+    for r in rows:
+        ref = idx.get((r["kernel"], r["modules"], "msi", "on"))
+        r["ratio"] = r["trans_per_s"] / ref["trans_per_s"] if ref else None
+        st = idx.get((r["kernel"], "stock", r["irq"], r["irqchip"]))
+        r["vs_stock"] = (r["trans_per_s"] / st["trans_per_s"]
+                         if st and r["modules"] == "kit" else None)
+
+    with open(os.path.join(a.report, "tcprr.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["irq", "irqchip", "kernel", "modules", "trans_per_s",
+                    "spread_pct", "ratio_to_msi_on"])
+        for r in rows:
+            w.writerow([r["irq"], r["irqchip"], r["kernel"], r["modules"],
+                        f"{r['trans_per_s']:.1f}", f"{r['spread_pct']:.2f}",
+                        fmt(r["ratio"], 3) if r["ratio"] else ""])
+    with open(os.path.join(a.report, "tcprr-reps.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["irq", "irqchip", "kernel", "modules", "rep", "n",
+                    "client_trans_per_s", "server_trans_per_s",
+                    "vmexits_per_trans", "uexits_per_trans",
+                    "ctxsw_per_trans"])
+        w.writerows(reprows)
+
+    head = ["IRQ type", "irqchip", "kernel", "modules", "TCP_RR trans/s",
+            "spread %", "ratio to msi/on", "kit/stock", "VM exits/trans",
+            "user exits/trans", "ctxsw/trans"]
+    body = [[r["irq"], r["irqchip"], r["kernel"], r["modules"],
+             f"{r['trans_per_s']:.0f}", f"{r['spread_pct']:.1f}",
+             fmt(r["ratio"]), fmt(r["vs_stock"]), fmt(r["exits"]),
+             fmt(r["uexits"]), fmt(r["ctxsw"])] for r in rows]
+    notes = []
+    clock = ("emulated time: the testbed ran under -icount shift=%s,sleep=off"
+             % a.icount if a.icount != "off" else
+             "wall-clock time of an emulated machine (no -icount): load-dependent")
+    notes.append(f"trans/s: median of {rows[0]['reps']} repetitions of "
+                 f"{rows[0]['n']} transactions, {clock}; compare rows "
+                 "only within one run.")
+    notes.append("Counts per transaction (host-wide, read by the server around "
+                 "each repetition): VM exits (kvm/exits), returns of KVM_RUN to "
+                 "QEMU (kvm_userspace_exit), context switches (/proc/stat ctxt).")
+    for k in sorted({r["kernel"] for r in rows}):
+        on = idx.get((k, "stock", "nomsi", "on"))
+        sp = idx.get((k, "stock", "nomsi", "split"))
+        if on and sp:
+            notes.append(f"{k} stock nomsi/split against nomsi/on: "
+                         f"{sp['trans_per_s'] / on['trans_per_s']:.2f} "
+                         f"(the seed: {SEED_NOMSI_SPLIT:.2f})")
+    for r in rows:
+        st = idx.get((r["kernel"], "stock", r["irq"], r["irqchip"]))
+        if r["modules"] != "kit" or not st:
+            continue
+        margin = max(r["spread_pct"], st["spread_pct"]) / 100
+        if r["vs_stock"] < 1 - margin:
+            notes.append(f"BELOW STOCK beyond the spread: {r['kernel']} "
+                         f"{r['irq']}/{r['irqchip']} kit/stock "
+                         f"{r['vs_stock']:.3f} (spread {margin * 100:.1f}%)")
+
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
+    txt = [line(head), line(["-" * w for w in widths])]
+    txt += [line(b) for b in body]
+    txt += [""] + notes
+    with open(os.path.join(a.report, "tcprr.txt"), "w") as f:
+        f.write("\n".join(txt) + "\n")
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(str(c) for c in b) + " |" for b in body]
+    md += [""] + ["- " + n for n in notes]
+    with open(os.path.join(a.report, "tcprr.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(txt))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
