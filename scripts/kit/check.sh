@@ -62,6 +62,9 @@ run_step sparse "$kit_top/scripts/kit/sparse.sh"
 run_step checkpatch "$kit_top/scripts/kit/checkpatch.sh"
 sel=$B/selftests
 run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$sel" || finish
+# make netbench's parts that run on the host: rr on loopback, report.py.
+run_step netbench-rr bash -c 'make -C "$1/tools/netbench" OUTPUT="$2" &&
+	"$1/tools/netbench/test_rr.sh" "$2/rr"' - "$kit_top" "$B/netbench"
 
 # testbed BACKEND: the testbed run with our modules; each TAP line counts.
 testbed() {

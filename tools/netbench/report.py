@@ -114,7 +114,7 @@ def main():
                          if st and r["modules"] == "kit" else None)
 
     with open(os.path.join(a.report, "tcprr.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(["irq", "irqchip", "kernel", "modules", "trans_per_s",
                     "spread_pct", "ratio_to_msi_on"])
         for r in rows:
@@ -122,7 +122,7 @@ def main():
                         f"{r['trans_per_s']:.1f}", f"{r['spread_pct']:.2f}",
                         fmt(r["ratio"], 3) if r["ratio"] else ""])
     with open(os.path.join(a.report, "tcprr-reps.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(["irq", "irqchip", "kernel", "modules", "rep", "n",
                     "client_trans_per_s", "server_trans_per_s",
                     "vmexits_per_trans", "uexits_per_trans",

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Host-side tests of make netbench's parts (TAP), run by make check: rr's
+# protocol and counters on loopback, its bad input, and report.py on logs
+# laid out as netbench.sh lays them out.  No timing is judged.
+#
+#   test_rr.sh RR_BINARY
+set -uo pipefail
+rr=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0 bad=0
+ok() {	# ok COND-RC DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; bad=$((bad + 1)); fi
+}
+port() { echo $((20000 + RANDOM % 20000)); }
+# wait_listen LOG: until the server printed that it listens (5 s at most).
+wait_listen() {
+	for _ in $(seq 50); do grep -q listening "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+echo "TAP version 13"
+echo "1..14"
+
+# 1-4: a run on loopback; the counters' deltas are read around each rep.
+p=$(port)
+echo 7 > "$tmp/seven"
+"$rr" server -1 -p "$p" -s ctxt=/proc/stat:ctxt -s seven="$tmp/seven" \
+	-s missing=/nonexistent -s nokey=/proc/stat:nosuchkey > "$tmp/srv" 2>&1 &
+srv=$!
+wait_listen "$tmp/srv"
+"$rr" client -H 127.0.0.1 -p "$p" -w 10 -n 300 -r 3 > "$tmp/cli" 2>&1
+ok $? "client on loopback exits 0"
+wait "$srv"
+ok $? "server exits 0 after its one client (-1)"
+[ "$(grep -c '^rr-client: rep=[123] n=300 usec=[0-9]* trans_per_s=[0-9.]*$' "$tmp/cli")" = 3 ] &&
+	grep -q '^rr-client: done reps=3 median_trans_per_s=[0-9.]* spread_pct=[0-9.]*$' "$tmp/cli"
+ok $? "client prints 3 repetitions and the median line"
+[ "$(grep -cE '^rr-server: rep=[123] n=300 usec=[0-9]+ trans_per_s=[0-9.]+ ctxt=[1-9][0-9]* seven=0 missing=-1 nokey=-1$' "$tmp/srv")" = 3 ]
+ok $? "server counters: ctxt moved, a constant gives 0, unreadable ones -1"
+
+# 5-10: bad input gives exit code 2 and a message, never a run.
+"$rr" client -H not-an-address -n 1 > /dev/null 2>&1; [ $? = 2 ]
+ok $? "client -H with a name: exit 2"
+"$rr" client -H 127.0.0.1 -n 0 > /dev/null 2>&1; [ $? = 2 ]
+ok $? "client -n 0: exit 2"
+"$rr" client -H 127.0.0.1 -r 1001 > /dev/null 2>&1; [ $? = 2 ]
+ok $? "client -r above 1000: exit 2"
+"$rr" client -H 127.0.0.1 -p 65536 > /dev/null 2>&1; [ $? = 2 ]
+ok $? "client -p 65536: exit 2"
+"$rr" server -s novalue > /dev/null 2>&1; [ $? = 2 ]
+ok $? "server -s without NAME=PATH: exit 2"
+"$rr" frobnicate > /dev/null 2>&1; [ $? = 2 ]
+ok $? "unknown mode: exit 2"
+
+# 11: nothing listening: the client gives up with exit 1 (10 s of retries).
+p=$(port)
+"$rr" client -H 127.0.0.1 -p "$p" -n 1 -r 1 > /dev/null 2>&1; [ $? = 1 ]
+ok $? "client without a server: exit 1"
+
+# 12-13: a peer that breaks the protocol stops the run with exit 1.
+p=$(port)
+"$rr" server -1 -p "$p" > "$tmp/srv2" 2>&1 &
+srv=$!
+wait_listen "$tmp/srv2"
+python3 -c 'import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"XXXXXXXXXXXXXXXX")
+s.recv(1)' "$p" 2> /dev/null
+wait "$srv"; [ $? = 1 ] && grep -q 'bad hello' "$tmp/srv2"
+ok $? "server: a bad hello ends the session with exit 1"
+p=$(port)
+python3 -c 'import socket, sys
+l = socket.socket(socket.AF_INET6); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("::", int(sys.argv[1]))); l.listen(1); print("listening", flush=True)
+c, _ = l.accept(); c.recv(16); c.sendall(b"\x01")
+c.recv(1); c.sendall(b"\x00")   # the complement of sequence 0 is 0xff
+c.recv(1)' "$p" > "$tmp/fake" 2>&1 &
+wait_listen "$tmp/fake"
+"$rr" client -H 127.0.0.1 -p "$p" -w 0 -n 5 -r 1 > "$tmp/cli2" 2>&1; [ $? = 1 ] &&
+	grep -q 'response 0, expected 0xff' "$tmp/cli2"
+ok $? "client: a wrong response byte ends the run with exit 1"
+
+# 14: report.py on netbench.sh's layout, from this run's own logs.
+r=$tmp/report
+for fm in generic-stock generic-kit; do
+	for c in msi-on nomsi-on msi-split nomsi-split; do
+		mkdir -p "$r/netbench/$fm"
+		cp "$tmp/cli" "$r/netbench/$fm/nb-$c-l2.txt"
+		cp "$tmp/srv" "$r/netbench/$fm/nb-$c-server.txt"
+	done
+done
+python3 "$here/report.py" --kline 6.12 "$r" > "$tmp/report.out" 2>&1 &&
+	[ "$(head -n 1 "$r/tcprr.csv")" = "irq,irqchip,kernel,modules,trans_per_s,spread_pct,ratio_to_msi_on" ] &&
+	[ "$(grep -c '^\(msi\|nomsi\),\(on\|split\),6.12-generic,\(stock\|kit\),[0-9.]*,[0-9.]*,1.000$' "$r/tcprr.csv")" = 8 ] &&
+	[ "$(wc -l < "$r/tcprr-reps.csv")" = 25 ] &&
+	grep -q 'stock nomsi/split against nomsi/on: 1.00 (the seed: 0.93)' "$r/tcprr.txt"
+rc=$?; [ "$rc" -eq 0 ] || sed "s/^/# /" "$tmp/report.out" "$r/tcprr.csv"
+ok $rc "report.py: tcprr.csv header and 8 rows, 24 repetitions, the seed line"
+
+echo "# $((n - bad)) passed, $bad failed"
+[ "$bad" -eq 0 ]
