@@ -62,7 +62,7 @@ struct rr_stat {
 	const char *key;
 };
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: rr server [-p PORT] [-1] [-s NAME=PATH[:KEY]]...\n"
@@ -210,7 +210,7 @@ static int serve(int fd, struct rr_stat *stats, int nstats)
 	return 0;
 }
 
-static int server(int argc, char **argv)
+static int run_server(int argc, char **argv)
 {
 	struct rr_stat stats[RR_MAX_STATS];
 	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
@@ -235,7 +235,7 @@ static int server(int argc, char **argv)
 			}
 			*eq = 0;
 			stats[nstats].name = optarg;
-			strcpy(stats[nstats].path, eq + 1);
+			snprintf(stats[nstats].path, sizeof(stats[0].path), "%s", eq + 1);
 			colon = strchr(stats[nstats].path, ':');
 			stats[nstats].key = colon ? colon + 1 : NULL;
 			if (colon)
@@ -243,11 +243,11 @@ static int server(int argc, char **argv)
 			nstats++;
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (optind != argc)
-		usage();
+		print_usage();
 
 	a.sin6_port = htons(port);
 	a.sin6_addr = in6addr_any;
@@ -282,7 +282,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int client(int argc, char **argv)
+static int run_client(int argc, char **argv)
 {
 	unsigned long warmup = 200, count = 1000, reps = 5, tmo = 60;
 	unsigned long port = RR_PORT;
@@ -320,11 +320,11 @@ static int client(int argc, char **argv)
 			tmo = parse_num("-t", optarg, 86400);
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (!host || optind != argc || !count || !reps || !tmo)
-		usage();
+		print_usage();
 
 	/* Numeric addresses only: a static binary without the resolver. */
 	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
@@ -370,7 +370,7 @@ static int client(int argc, char **argv)
 	h.count = htonl(count);
 	h.reps = htonl(reps);
 	if (io_full(fd, &h, sizeof(h), 1) || io_full(fd, &b, 1, 0) || b != 1) {
-		fprintf(stderr, "rr-client: no hello acknowledgement\n");
+		fprintf(stderr, "rr-client: no hello acknowledgment\n");
 		return 1;
 	}
 	for (r = 0; r <= reps; r++) {
@@ -410,11 +410,11 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		usage();
+		print_usage();
 	if (!strcmp(argv[1], "server"))
-		return server(argc - 1, argv + 1);
+		return run_server(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "client"))
-		return client(argc - 1, argv + 1);
-	usage();
+		return run_client(argc - 1, argv + 1);
+	print_usage();
 	return 2;
 }
