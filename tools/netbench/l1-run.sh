@@ -16,6 +16,10 @@
 #   uexits  returns of KVM_RUN to the VMM (a hist trigger on the
 #           kvm:kvm_userspace_exit event, set up once before any guest runs)
 #   ctxt    context switches (/proc/stat)
+#   irqs    host interrupts handled by vfio (a hist trigger on
+#           irq:irq_handler_entry, filtered on the "vfio" handler names)
+#   fp_hit, fp_miss   the kit's fast path: MSIs injected from the hard-irq
+#           handler, and those left to the irqfd (kit modules only)
 # Exit code: the number of combinations that failed.
 set -u
 l2k=$1 l2i=$2 rr=$3 rrargs=$4
@@ -55,13 +59,25 @@ ip addr add 10.0.99.1/24 dev "$nic" && ip link set "$nic" up || exit 94
 ip link set lo up
 echo "# netbench: e1000e $bdf on vfio-pci (group $(basename "$(readlink "/sys/bus/pci/devices/$bdf/iommu_group")")), server on $nic 10.0.99.1"
 
-# 2. The counters.  Setting the trigger patches kernel text (the event's
+# 2. The counters.  Setting a trigger patches kernel text (the event's
 # static key); done once here, before any guest runs.
-t=/sys/kernel/tracing/events/kvm/kvm_userspace_exit
-echo 'hist:keys=reason' > "$t/trigger" ||
-	{ echo "# netbench: cannot set the kvm_userspace_exit hist trigger"; exit 95; }
-stats=(-s exits=/sys/kernel/debug/kvm/exits -s "uexits=$t/hist:Hits:"
-       -s ctxt=/proc/stat:ctxt)
+ev=/sys/kernel/tracing/events
+hist() {	# hist EVENT KEY [FILTER]: count EVENT in its hist file
+	echo "hist:keys=$2${3:+ if $3}" > "$ev/$1/trigger" ||
+		{ echo "# netbench: cannot set a hist trigger on $1"; exit 95; }
+}
+hist kvm/kvm_userspace_exit reason
+hist irq/irq_handler_entry irq 'name ~ "vfio*"'
+stats=(-s exits=/sys/kernel/debug/kvm/exits
+       -s "uexits=$ev/kvm/kvm_userspace_exit/hist:Hits:"
+       -s ctxt=/proc/stat:ctxt
+       -s "irqs=$ev/irq/irq_handler_entry/hist:Hits:")
+if [ -d "$ev/vfio_fastpath" ]; then
+	hist vfio_fastpath/vfio_fastpath_hit irq
+	hist vfio_fastpath/vfio_fastpath_miss err
+	stats+=(-s "fp_hit=$ev/vfio_fastpath/vfio_fastpath_hit/hist:Hits:"
+		-s "fp_miss=$ev/vfio_fastpath/vfio_fastpath_miss/hist:Hits:")
+fi
 
 # 3. The matrix.
 failed=0
@@ -96,5 +112,8 @@ for combo in "$@"; do
 		tail -n 20 "$l2log" "$out/nb-$combo-qemu.txt" 2>/dev/null | sed 's/^/#   /'
 	fi
 done
-# The trigger stays: removing it would patch text again.
+[ -d "$ev/vfio_fastpath" ] &&
+	sed -n 's/^{ err: *\(-*[0-9]*\) *} hitcount: *\([0-9]*\)/# netbench: fast-path misses, err \1: \2/p' \
+		"$ev/vfio_fastpath/vfio_fastpath_miss/hist"
+# The triggers stay: removing them would patch text again.
 exit $failed
