@@ -17,6 +17,8 @@ server read around each repetition, medians over the repetitions.
 """
 import argparse
 import csv
+import datetime
+import importlib.util
 import os
 import re
 import statistics
@@ -59,6 +61,16 @@ def fastpath_pct(server):
     if not any("fp_hit" in r for r in server) or hit + miss == 0:
         return None
     return hit * 100 / (hit + miss)
+
+
+def machine():
+    """The machine line of tools/irqlat/report.py (CPUs, distribution, QEMU)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "irqlat", "report.py")
+    spec = importlib.util.spec_from_file_location("irqlat_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.machine()
 
 
 def fmt(v, digits=2):
@@ -181,6 +193,10 @@ def main():
             notes.append(f"BELOW STOCK beyond the spread: {r['kernel']} "
                          f"{r['irq']}/{r['irqchip']} kit/stock "
                          f"{r['vs_stock']:.3f} (spread {margin * 100:.1f}%)")
+
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    notes.append("Run %s on %s; load average %.1f at the end (the emulator itself keeps about 2)." %
+                 (when, machine(), os.getloadavg()[0]))
 
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     line = lambda cells: "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
