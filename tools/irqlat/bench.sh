@@ -39,15 +39,8 @@ make -s -C "$kit_top/tools/irqlat" OUTPUT="$B/irqlat" > "$report/irqlat-build.lo
 	{ tail -n 20 "$report/irqlat-build.log" >&2; die "building irqlat failed"; }
 
 # The kit for each flavour (incremental: seconds when nothing changed).
-if [[ " $modsets " == *" kit "* ]]; then
-	for f in $flavours; do
-		step "building the kit ($KLINE $f; log: ${report#"$kit_top"/}/build-$f.log)"
-		# The build's own progress lines (install, extract, build) show.
-		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
-			tee "$report/build-$f.log" | grep --line-buffered '^kit: ' ||
-			{ tail -n 20 "$report/build-$f.log" >&2; die "kit build ($f) failed"; }
-	done
-fi
+# shellcheck disable=SC2086 # a list of flavours
+[[ " $modsets " == *" kit "* ]] && kit_build_flavours "$report" $flavours
 
 failed=()
 for f in $flavours; do

@@ -85,14 +85,8 @@ if [ ! -s "$l2i" ] || [ "$kit_top/tools/netbench/l2-init" -nt "$l2i" ] ||
 	rm -rf "$ir"
 fi
 
-if [[ " $modsets " == *" kit "* ]]; then
-	for f in $flavours; do
-		step "building the kit ($KLINE $f; log: ${report#"$kit_top"/}/netbench/build-$f.log)"
-		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
-			tee "$report/netbench/build-$f.log" | grep --line-buffered '^kit: ' ||
-			{ tail -n 20 "$report/netbench/build-$f.log" >&2; die "kit build ($f) failed"; }
-	done
-fi
+# shellcheck disable=SC2086 # a list of flavours
+[[ " $modsets " == *" kit "* ]] && kit_build_flavours "$report/netbench" $flavours
 
 # The testbed's NICs: the e1000e to assign and a virtio-net for the server,
 # on one hub of the outer QEMU (which also means no default user-mode NIC).
