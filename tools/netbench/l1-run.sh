@@ -20,6 +20,8 @@
 #           irq:irq_handler_entry, filtered on the "vfio" handler names)
 #   fp_hit, fp_miss   the kit's fast path: MSIs injected from the hard-irq
 #           handler, and those left to the irqfd (kit modules only)
+#   l2_tx, l2_rx   packets the guest sent and received (the testbed NIC's
+#           rx and tx counters: nothing else is on the hub)
 # Exit code: the number of combinations that failed.
 set -u
 l2k=$1 l2i=$2 rr=$3 rrargs=$4
@@ -71,7 +73,9 @@ hist irq/irq_handler_entry irq 'name ~ "vfio*"'
 stats=(-s exits=/sys/kernel/debug/kvm/exits
        -s "uexits=$ev/kvm/kvm_userspace_exit/hist:Hits:"
        -s ctxt=/proc/stat:ctxt
-       -s "irqs=$ev/irq/irq_handler_entry/hist:Hits:")
+       -s "irqs=$ev/irq/irq_handler_entry/hist:Hits:"
+       -s "l2_tx=/sys/class/net/$nic/statistics/rx_packets"
+       -s "l2_rx=/sys/class/net/$nic/statistics/tx_packets")
 if [ -d "$ev/vfio_fastpath" ]; then
 	hist vfio_fastpath/vfio_fastpath_hit irq
 	hist vfio_fastpath/vfio_fastpath_miss err

@@ -110,6 +110,8 @@ def main():
                     uexits=per_trans(server, "uexits"),
                     ctxsw=per_trans(server, "ctxt"),
                     irqs=per_trans(server, "irqs"),
+                    l2_tx=per_trans(server, "l2_tx"),
+                    l2_rx=per_trans(server, "l2_rx"),
                     fastpath=fastpath_pct(server)))
                 for i, c in enumerate(client):
                     s = server[i] if i < len(server) else {}
@@ -120,7 +122,8 @@ def main():
                                     *(f"{s[k] / n:.3f}" if s.get(k, -1) >= 0
                                       else "" for k in ("exits", "uexits",
                                                         "ctxt", "irqs",
-                                                        "fp_hit"))])
+                                                        "fp_hit", "l2_tx",
+                                                        "l2_rx"))])
     if not rows:
         print("netbench: no results", file=sys.stderr)
         return 1
@@ -152,18 +155,20 @@ def main():
                     "client_trans_per_s", "server_trans_per_s",
                     "vmexits_per_trans", "uexits_per_trans",
                     "ctxsw_per_trans", "vfio_irqs_per_trans",
-                    "fastpath_hits_per_trans"])
+                    "fastpath_hits_per_trans", "l2_tx_pkts_per_trans",
+                    "l2_rx_pkts_per_trans"])
         w.writerows(reprows)
 
     # The seed's columns first, then spread and the counts behind them.
     head = ["IRQ type", "irqchip", "kernel", "modules", "TCP_RR trans/s",
             "ratio to msi/on", "VM exits/trans", "user exits/trans",
             "spread %", "kit/stock", "ctxsw/trans", "vfio irqs/trans",
-            "fast path %"]
+            "fast path %", "L2 tx pkts/trans", "L2 rx pkts/trans"]
     body = [[r["irq"], r["irqchip"], r["kernel"], r["modules"],
              f"{r['trans_per_s']:.0f}", fmt(r["ratio"]), fmt(r["exits"]),
              fmt(r["uexits"]), f"{r['spread_pct']:.1f}", fmt(r["vs_stock"]),
-             fmt(r["ctxsw"]), fmt(r["irqs"]), fmt(r["fastpath"], 1)]
+             fmt(r["ctxsw"]), fmt(r["irqs"]), fmt(r["fastpath"], 1),
+             fmt(r["l2_tx"]), fmt(r["l2_rx"])]
             for r in rows]
     notes = []
     clock = ("emulated time: the testbed ran under -icount shift=%s,sleep=off"
@@ -177,7 +182,8 @@ def main():
                  "QEMU (kvm_userspace_exit), context switches (/proc/stat ctxt), "
                  "interrupts vfio handled; fast path %: the kit's MSIs "
                  "injected from the hard-irq handler (vfio_fastpath_hit) "
-                 "out of all its fast-path attempts.")
+                 "out of all its fast-path attempts; packets the L2 guest "
+                 "sent and received (the testbed NIC's counters).")
     for k in sorted({r["kernel"] for r in rows}):
         on = idx.get((k, "stock", "nomsi", "on"))
         sp = idx.get((k, "stock", "nomsi", "split"))
