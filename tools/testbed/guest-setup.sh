@@ -21,16 +21,23 @@ mp "$KIT_KVM"
 mp vfio_iommu_type1 allow_unsafe_interrupts=1
 mp vfio_pci
 
-# Keep one VM for the whole run.  KVM flips a static key in __schedule()
-# (preempt notifiers) when the first VM is created and the last destroyed;
-# with multi-threaded TCG a vCPU then sometimes runs the stale text and dies
-# on the patching int3 ("Oops: int3" in __schedule(), about 1 run in 10).
-# bochs emulates one CPU: nothing runs stale text there.
+# Keep VMs for the whole run.  KVM flips static keys when the first VM is
+# created and the last destroyed (preempt notifiers, in __schedule()) and
+# when a vCPU's local APIC is created or software-enabled (lapic's
+# apic_sw_disabled, which every guest boot flips twice); with
+# multi-threaded TCG a vCPU then sometimes runs the stale text and dies on
+# the patching int3 ("Oops: int3" in __schedule(), and in
+# apic_has_pending_timer() when make netbench booted its L2 guests on
+# rt).  A VM, and a vCPU with an in-kernel APIC that is never enabled,
+# held from here on keep those keys from ever returning to zero.  bochs
+# emulates one CPU: nothing runs stale text there.
 if [ "$KIT_BACKEND" = qemu ]; then
 	mkfifo /tmp/kvm-hold
 	python3 -c 'import fcntl, os, time
 kvm = os.open("/dev/kvm", os.O_RDWR)
 vm = fcntl.ioctl(kvm, 0xAE01, 0)  # KVM_CREATE_VM
+fcntl.ioctl(vm, 0xAE60, 0)        # KVM_CREATE_IRQCHIP
+fcntl.ioctl(vm, 0xAE41, 0)        # KVM_CREATE_VCPU 0: its APIC stays off
 open("/tmp/kvm-hold", "w").write("%d\n" % vm)
 while True:
     time.sleep(3600)' &
