@@ -155,12 +155,27 @@ static void print_rep(const char *who, unsigned int rep, uint32_t n, uint64_t ns
 	       (unsigned long long)(ns / 1000), ns ? n * 1e9 / ns : 0.0);
 }
 
+/* Serve n transactions: each response is the request's complement. */
+static int answer(int fd, uint32_t n)
+{
+	unsigned char b;
+
+	while (n--) {
+		if (io_full(fd, &b, 1, 0))
+			return -1;
+		b = ~b;
+		if (io_full(fd, &b, 1, 1))
+			return -1;
+	}
+	return 0;
+}
+
 /* One client's session: hello, warmup, the timed repetitions. */
 static int serve(int fd, struct rr_stat *stats, int nstats)
 {
 	long long before[RR_MAX_STATS], after;
 	struct rr_hello h;
-	uint32_t warmup, count, reps, i, r;
+	uint32_t warmup, count, reps, r;
 	uint64_t t0;
 	unsigned char b;
 	int k;
@@ -180,24 +195,14 @@ static int serve(int fd, struct rr_stat *stats, int nstats)
 	b = 1;
 	if (io_full(fd, &b, 1, 1))
 		return -1;
-	for (i = 0; i < warmup; i++) {
-		if (io_full(fd, &b, 1, 0))
-			return -1;
-		b = ~b;
-		if (io_full(fd, &b, 1, 1))
-			return -1;
-	}
+	if (answer(fd, warmup))
+		return -1;
 	for (r = 1; r <= reps; r++) {
 		for (k = 0; k < nstats; k++)
 			before[k] = stat_read(&stats[k]);
 		t0 = now_ns();
-		for (i = 0; i < count; i++) {
-			if (io_full(fd, &b, 1, 0))
-				return -1;
-			b = ~b;
-			if (io_full(fd, &b, 1, 1))
-				return -1;
-		}
+		if (answer(fd, count))
+			return -1;
 		print_rep("rr-server", r, count, now_ns() - t0);
 		for (k = 0; k < nstats; k++) {
 			after = stat_read(&stats[k]);
