@@ -31,6 +31,7 @@ kit_need_pkgs() {
 	[ "$(id -u)" -eq 0 ] ||
 		die "missing packages: ${missing[*]} (run as root, or apt-get install them)"
 	step "apt-get install ${missing[*]}"
+	mkdir -p "$B"
 	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 			--no-install-recommends "${missing[@]}" > "$B/apt.log" 2>&1; then
 		# A fresh machine may have stale or no package lists.
