@@ -27,5 +27,6 @@ append=
 set -- ${CAMPAIGN:---campaign}
 # shellcheck disable=SC2086
 exec "$kit_top/tools/testbed/run.sh" --modules "$modules" \
-	--name "campaign-$modules" --timeout 3600 --append "$append" -- \
+	--name "campaign-$modules" --timeout 3600 --append "$append" \
+	--trace-events vfio_fastpath -- \
 	env ${CAMPAIGN_ENV:-} "$sel/run_tests.sh" "$@"

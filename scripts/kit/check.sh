@@ -77,7 +77,8 @@ testbed() {
 	tlog=$log/$label.log
 	step "check: $label ($KREL, kit modules${campaign:+, with the campaign})"
 	"$kit_top/tools/testbed/$runner" --modules kit --name "$name" \
-		--timeout "$timeout" ${append:+--append "$append"} -- \
+		--timeout "$timeout" ${append:+--append "$append"} \
+		--trace-events vfio_fastpath -- \
 		tools/testbed/run_all_tests.sh "$sel" $campaign | tee "$tlog"
 	rc=${PIPESTATUS[0]}
 	tb_pass=$(grep -cE '^ok [0-9]+' "$tlog" | head -n 1)

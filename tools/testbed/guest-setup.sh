@@ -44,16 +44,23 @@ while True:
 	read -r _ < /tmp/kvm-hold || { echo "# testbed: cannot create the holding VM"; exit 97; }
 fi
 
-# The kit's fast-path trace events, on for the whole run: enabling them
-# patches kernel text (their static keys, and sched_wakeup's when comms are
-# recorded), which under multi-threaded TCG can kill a vCPU running the
-# stale text ("Oops: int3").  Patch once here, before any test runs; the
-# tests then only clear the buffer (stress_util.c).
+# Trace events that the run asked for (run.sh --trace-events; tests only:
+# benchmarks measure the modules as users load them, with no event on).
+# Enabling an event patches kernel text (its static key, and
+# sched_wakeup's when comms are recorded), which under multi-threaded TCG
+# can kill a vCPU running the stale text ("Oops: int3").  Patch once here,
+# before any test runs; the tests then only clear the buffer
+# (stress_util.c).  An event that does not exist (stock modules have no
+# vfio_fastpath) is left out.
 t=/sys/kernel/tracing
-if [ -d $t/events/vfio_fastpath ]; then
+if [ -n "${KIT_TRACE_EVENTS:-}" ]; then
 	echo 0 > $t/options/record-cmd
 	echo 0 > $t/options/record-tgid
-	echo 1 > $t/events/vfio_fastpath/enable
+	for e in ${KIT_TRACE_EVENTS//,/ }; do
+		[ -d "$t/events/$e" ] || continue
+		echo 1 > "$t/events/$e/enable"
+		echo "# testbed: trace events $e on"
+	done
 fi
 
 # edu (1234:11e8) goes to vfio-pci: there is no host driver for it.

@@ -59,7 +59,8 @@ tb_rundir() {
 
 # tb_cmdfiles BACKEND MODULES KVM CMD...: what guest-setup.sh reads from
 # $out: the environment and the command.  BACKEND is qemu or bochs, KVM the
-# vendor module to load.
+# vendor module to load; $trace_events (--trace-events) the events to turn
+# on before CMD.
 tb_cmdfiles() {
 	local backend=$1 modules=$2 kvm=$3; shift 3
 	{
@@ -69,6 +70,7 @@ tb_cmdfiles() {
 		echo "KIT_REPO=$kit_top"
 		echo "KIT_MODULES=$modules"
 		echo "KIT_KVM=$kvm"
+		echo "KIT_TRACE_EVENTS=${trace_events:-}"
 		echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL KIT_MODULES MODROOT KIT_REPO KIT_KVM KIT_BACKEND"
 	} > "$out/env"
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"

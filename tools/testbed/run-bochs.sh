@@ -6,7 +6,8 @@
 # processing), so that kvm_intel runs; run one command inside.
 #
 #   tools/testbed/run-bochs.sh [--modules kit|stock] [--timeout S]
-#                              [--append "kernel args"] [--name NAME] -- CMD...
+#                              [--append "kernel args"] [--name NAME]
+#                              [--trace-events SYS[/EVENT],...] -- CMD...
 #
 # The contract is run.sh's: target from KLINE/FLAVOUR, CMD runs as root with
 # cwd the repository, the same exit codes, console.log, dmesg.txt and
@@ -27,13 +28,14 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/kit/lib.sh"
 
-modules=kit timeout=1800 append= name=
+modules=kit timeout=1800 append= name= trace_events=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--modules) modules=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
+	--trace-events) trace_events=$2; shift 2 ;;
 	--) shift; break ;;
 	*) die "run-bochs.sh: unknown option $1" ;;
 	esac

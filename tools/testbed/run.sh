@@ -6,7 +6,8 @@
 #
 #   tools/testbed/run.sh [--modules kit|stock] [--timeout S] [--smp N]
 #                        [--append "kernel args"] [--name NAME]
-#                        [--icount SHIFT] [--qemu-arg ARG]... -- CMD...
+#                        [--icount SHIFT] [--qemu-arg ARG]...
+#                        [--trace-events SYS[/EVENT],...] -- CMD...
 #
 # The target is KLINE/FLAVOUR from the environment (default 6.12 generic).
 # CMD runs as root in the host's root filesystem (9p, read-only) with cwd the
@@ -21,6 +22,9 @@
 # rather than host-load-dependent wall time (single-threaded TCG: slower).
 # --qemu-arg ARG is passed to QEMU as one more argument (make netbench adds
 # its NICs this way); repeat it for each.
+# --trace-events turns those trace events on once, before CMD (tests that
+# read them); without it no event is on, as on a user's host: benchmarks
+# never pass it.
 #
 # The image package is extracted with dpkg-deb under build/testbed/ (never
 # installed to /boot).  Modules: "kit" installs build/<krel>/**.ko into an
@@ -29,7 +33,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/kit/lib.sh"
 
-modules=kit timeout=900 smp=2 append= name= icount=
+modules=kit timeout=900 smp=2 append= name= icount= trace_events=
 qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--name) name=$2; shift 2 ;;
 	--icount) icount=$2; shift 2 ;;
 	--qemu-arg) qemu_extra+=("$2"); shift 2 ;;
+	--trace-events) trace_events=$2; shift 2 ;;
 	--) shift; break ;;
 	*) die "run.sh: unknown option $1" ;;
 	esac
