@@ -13,7 +13,9 @@
 #                          (repeatable emulated time; ICOUNT= for real time)
 #   BENCH_FLAVOURS="generic rt"  BENCH_MODULES="stock kit"
 #   IRQLAT_ARGS=...        extra irqlat options (e.g. "--irq msi")
-#   KLINE=6.12             the kernel line (see the top-level Makefile)
+#   KLINE=6.12             the kernel line (see the top-level Makefile);
+#                          KLINE=all: 6.12 and 6.1 in one table, each line
+#                          with its own ref rows
 #
 # A benchmark, not a test: no timing is judged.  The exit code is non-zero
 # when a boot failed or irqlat reported a lost or doubled interrupt; the
@@ -23,6 +25,12 @@ set -euo pipefail
 
 N=${N:-500}
 ICOUNT=${ICOUNT-0}
+lines=${KLINE:-6.12}
+[ "$lines" = all ] && lines="6.12 6.1"
+for l in $lines; do
+	case $l in 6.12 | 6.1) ;; *) die "KLINE=$KLINE: 6.12, 6.1 or all" ;; esac
+done
+export KLINE
 flavours=${BENCH_FLAVOURS:-generic rt}
 modsets=${BENCH_MODULES:-stock kit}
 report=$B/report
@@ -32,47 +40,56 @@ header=irq,irqchip,kernel,modules,n,lat_med_ns,lat_p99_ns,irqs_per_s,vmexits_per
 start=$SECONDS
 mkdir -p "$report"
 rm -f "$report"/matrix.* "$report"/boot-*.csv "$report"/samples-*.csv \
-	"$report"/latency.*
+	"$report"/irqlat-*.json "$report"/latency.*
 
 step "building irqlat"
 make -s -C "$kit_top/tools/irqlat" OUTPUT="$B/irqlat" > "$report/irqlat-build.log" 2>&1 ||
 	{ tail -n 20 "$report/irqlat-build.log" >&2; die "building irqlat failed"; }
 
-# The kit for each flavour (incremental: seconds when nothing changed).
-# shellcheck disable=SC2086 # a list of flavours
-[[ " $modsets " == *" kit "* ]] && kit_build_flavours "$report" $flavours
+# The kit for each line and flavour (incremental: seconds when nothing
+# changed).
+if [[ " $modsets " == *" kit "* ]]; then
+	for KLINE in $lines; do
+		# shellcheck disable=SC2086 # a list of flavours
+		kit_build_flavours "$report" $flavours
+	done
+fi
 
 failed=()
-for f in $flavours; do
-	for m in $modsets; do
-		krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
-		name=bench-$m
-		dir=$B/testbed/$krel/$name
-		label=$KLINE-$f
-		step "boot $label, $m modules: irqlat -n $N${ICOUNT:+ (icount shift=$ICOUNT)}"
-		rc=0
-		FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
-			--name "$name" --timeout 1500 ${ICOUNT:+--icount "$ICOUNT"} -- \
-			"$B/irqlat/irqlat" -n "$N" --kernel "$label" --modules "$m" \
-			--csv-file "$dir/irqlat.csv" --json-file "$dir/irqlat.json" \
-			--samples-file "$dir/samples.csv" ${IRQLAT_ARGS:-} || rc=$?
-		if [ -s "$dir/irqlat.csv" ]; then
-			tail -n +2 "$dir/irqlat.csv" > "$report/boot-$f-$m.csv"
-			cp "$dir/irqlat.json" "$report/irqlat-$f-$m.json"
-			cp "$dir/samples.csv" "$report/samples-$f-$m.csv"
-		fi
-		if [ "$rc" -ne 0 ]; then
-			echo "kit: bench: $label/$m exited $rc (1: lost or doubled interrupts; console: ${dir#"$kit_top"/}/console.log)" >&2
-			failed+=("$label/$m")
-		fi
+for KLINE in $lines; do
+	for f in $flavours; do
+		for m in $modsets; do
+			krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
+			name=bench-$m
+			dir=$B/testbed/$krel/$name
+			label=$KLINE-$f
+			step "boot $label, $m modules: irqlat -n $N${ICOUNT:+ (icount shift=$ICOUNT)}"
+			rc=0
+			FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
+				--name "$name" --timeout 1500 ${ICOUNT:+--icount "$ICOUNT"} -- \
+				"$B/irqlat/irqlat" -n "$N" --kernel "$label" --modules "$m" \
+				--csv-file "$dir/irqlat.csv" --json-file "$dir/irqlat.json" \
+				--samples-file "$dir/samples.csv" ${IRQLAT_ARGS:-} || rc=$?
+			if [ -s "$dir/irqlat.csv" ]; then
+				tail -n +2 "$dir/irqlat.csv" > "$report/boot-$label-$m.csv"
+				cp "$dir/irqlat.json" "$report/irqlat-$label-$m.json"
+				cp "$dir/samples.csv" "$report/samples-$label-$m.csv"
+			fi
+			if [ "$rc" -ne 0 ]; then
+				echo "kit: bench: $label/$m exited $rc (1: lost or doubled interrupts; console: ${dir#"$kit_top"/}/console.log)" >&2
+				failed+=("$label/$m")
+			fi
+		done
 	done
 done
 
 {
 	echo "$header"
-	for f in $flavours; do
-		for m in $modsets; do
-			cat "$report/boot-$f-$m.csv" 2>/dev/null || true
+	for l in $lines; do
+		for f in $flavours; do
+			for m in $modsets; do
+				cat "$report/boot-$l-$f-$m.csv" 2>/dev/null || true
+			done
 		done
 	done
 } > "$report/matrix.csv"

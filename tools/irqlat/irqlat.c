@@ -90,6 +90,88 @@ static void diag_reset(void)
 	diag_next = 0;
 }
 
+/*
+ * What of the kernel's tracing is on during this run, for the JSON: "off",
+ * "unknown" (no tracefs), or what is on: enabled events (hist triggers
+ * enable theirs too), kprobe/uprobe events, a tracer other than nop.  Any
+ * of these lengthens the measured paths; report.py refuses such rows.
+ */
+static char tracing[256];
+
+static void append_state(const char *fmt, const char *v)
+{
+	size_t len = strlen(tracing);
+
+	snprintf(tracing + len, sizeof(tracing) - len, "%s", len ? ";" : "");
+	len = strlen(tracing);
+	snprintf(tracing + len, sizeof(tracing) - len, fmt, v);
+}
+
+static void read_tracing_state(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[96], line[128], events[160] = "";
+	const char *dir = NULL;
+	unsigned int probes = 0, i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !dir; i++) {
+		snprintf(path, sizeof(path), "%s/events/enable", dirs[i]);
+		if (!access(path, R_OK))
+			dir = dirs[i];
+	}
+	if (!dir) {
+		snprintf(tracing, sizeof(tracing), "unknown");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/set_event", dir);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strlen(events) + strlen(line) + 2 < sizeof(events))
+			snprintf(events + strlen(events),
+				 sizeof(events) - strlen(events), "%s%s",
+				 events[0] ? "," : "", line);
+		else if (!strstr(events, ",..."))
+			strcat(events, ",...");
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/events/enable", dir);
+	f = fopen(path, "re");
+	if (f && fgets(line, sizeof(line), f) && line[0] != '0' && !events[0])
+		snprintf(events, sizeof(events), "some");
+	if (f)
+		fclose(f);
+	if (events[0])
+		append_state("events=%s", events);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 i ? "uprobe_events" : "kprobe_events");
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			probes++;
+		if (f)
+			fclose(f);
+	}
+	snprintf(line, sizeof(line), "%u", probes);
+	if (probes)
+		append_state("probes=%s", line);
+	snprintf(path, sizeof(path), "%s/current_tracer", dir);
+	f = fopen(path, "re");
+	if (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strcmp(line, "nop"))
+			append_state("tracer=%s", line);
+	}
+	if (f)
+		fclose(f);
+	if (!tracing[0])
+		snprintf(tracing, sizeof(tracing), "off");
+}
+
 /* "6.12.118+deb12-rt-amd64" -> "6.12-rt"; "6.1.0-57-amd64" -> "6.1-generic" */
 static void default_kernel_label(char *buf, size_t len)
 {
@@ -213,6 +295,8 @@ static void print_json_row(FILE *f, const struct irqlat_result *r,
 	JSTR(f, "kernel", kernel);
 	fprintf(f, ", ");
 	JSTR(f, "modules", modules);
+	fprintf(f, ", ");
+	JSTR(f, "tracing", tracing);
 	JNUM(f, "n", "%u", r->n);
 	JNUM(f, "lat_med_ns", "%.0f", r->lat_med_ns);
 	JNUM(f, "lat_p99_ns", "%.0f", r->lat_p99_ns);
@@ -264,6 +348,8 @@ static void print_json_skip(FILE *f, enum irqlat_irq irq,
 	JSTR(f, "kernel", kernel);
 	fprintf(f, ", ");
 	JSTR(f, "modules", modules);
+	fprintf(f, ", ");
+	JSTR(f, "tracing", tracing);
 	fprintf(f, ", ");
 	JSTR(f, "skipped", why);
 	fprintf(f, "}");
@@ -507,6 +593,10 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	default_cpus(&opts);
+	read_tracing_state();
+	if (strcmp(tracing, "off"))
+		fprintf(stderr, "irqlat: tracing is not off (%s): figures include its cost\n",
+			tracing);
 	if (!kernel[0])
 		default_kernel_label(kernel, sizeof(kernel));
 	if (!modules[0])

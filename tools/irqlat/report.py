@@ -19,6 +19,7 @@ judged here: this is a report, not a test.
 import argparse
 import csv
 import datetime
+import json
 import math
 import os
 import platform
@@ -120,6 +121,24 @@ def load_samples(paths):
                 key = (r["irq"], r["irqchip"], r["kernel"], r["modules"])
                 samples.setdefault(key, []).append(float(r["lat_ns"]))
     return samples
+
+
+def tracing_refusals(outdir):
+    """Each boot's irqlat-*.json says what of the kernel's tracing was on;
+    a figure measured with an event, probe or tracer on describes a kernel
+    no user runs.  Returns one line per boot that was not "off"."""
+    bad = []
+    names = sorted(p for p in os.listdir(outdir)
+                   if p.startswith("irqlat-") and p.endswith(".json"))
+    if not names:
+        return ["no irqlat-*.json beside matrix.csv: tracing state unknown"]
+    for name in names:
+        with open(os.path.join(outdir, name)) as f:
+            states = {r.get("tracing", "unknown") for r in json.load(f)}
+        states.discard("off")
+        if states:
+            bad.append("%s: tracing %s" % (name, ", ".join(sorted(states))))
+    return bad
 
 
 def table(rows):
@@ -283,6 +302,10 @@ def main():
         rows = list(csv.DictReader(f))
     if not rows:
         sys.exit("report: %s has no rows" % path)
+    refusals = tracing_refusals(a.dir)
+    if refusals:
+        sys.exit("report: refusing to print figures measured with tracing "
+                 "on:\n  " + "\n  ".join(refusals))
     rows.sort(key=order_key)
     sample_files = sorted(os.path.join(a.dir, p) for p in os.listdir(a.dir)
                           if p.startswith("samples-") and p.endswith(".csv"))
