@@ -18,6 +18,9 @@
 #                          nomsi guests never connected (QEMU 7.2, measured)
 #   NETBENCH_FLAVOURS="generic rt"  NETBENCH_MODULES="stock kit"
 #   NETBENCH_COMBOS="msi-on nomsi-on msi-split nomsi-split"
+#   NETBENCH_EVENTS=1      also count returns to QEMU and the kit's fast-path
+#                          hits with hist triggers (trace events on: the
+#                          times then include tracing; off by default)
 #   KLINE=6.12
 #
 # A benchmark, not a test: no figure is judged.  The exit code is non-zero
@@ -107,7 +110,8 @@ for f in $flavours; do
 		rc=0
 		FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
 			--name "$name" --timeout 3600 ${ICOUNT:+--icount "$ICOUNT"} \
-			"${nics[@]}" -- bash "$kit_top/tools/netbench/l1-run.sh" \
+			"${nics[@]}" -- env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}" \
+			bash "$kit_top/tools/netbench/l1-run.sh" \
 			"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos || rc=$?
 		mkdir -p "$report/netbench/$f-$m"
 		cp "$dir"/nb-*.txt "$dir/console.log" "$report/netbench/$f-$m/" 2>/dev/null || true

@@ -178,12 +178,13 @@ def main():
                  f"{rows[0]['n']} transactions, {clock}; compare rows "
                  "only within one run.")
     notes.append("Counts per transaction (host-wide, read by the server around "
-                 "each repetition): VM exits (kvm/exits), returns of KVM_RUN to "
-                 "QEMU (kvm_userspace_exit), context switches (/proc/stat ctxt), "
-                 "interrupts vfio handled; fast path %: the kit's MSIs "
-                 "injected from the hard-irq handler (vfio_fastpath_hit) "
-                 "out of all its fast-path attempts; packets the L2 guest "
-                 "sent and received (the testbed NIC's counters).")
+                 "each repetition): VM exits (kvm/exits), context switches "
+                 "(/proc/stat ctxt), interrupts vfio handled (/proc/interrupts), "
+                 "packets the L2 guest sent and received (the testbed NIC's "
+                 "counters); only with NETBENCH_EVENTS=1, which turns trace "
+                 "events on: returns of KVM_RUN to QEMU (kvm_userspace_exit) "
+                 "and fast path %, the kit's MSIs injected from the hard-irq "
+                 "handler (vfio_fastpath_hit) out of all its attempts.")
     for k in sorted({r["kernel"] for r in rows}):
         on = idx.get((k, "stock", "nomsi", "on"))
         sp = idx.get((k, "stock", "nomsi", "split"))

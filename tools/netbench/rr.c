@@ -5,6 +5,7 @@
  * request, a 1-byte response, one transaction in flight, TCP_NODELAY.
  *
  *   rr server [-p PORT] [-1] [-s NAME=PATH[:KEY]]...
+ *   rr stat NAME=PATH[:KEY]...
  *   rr client -H ADDR [-p PORT] [-w WARMUP] [-n COUNT] [-r REPS]
  *             [-t TIMEOUT_S]
  *
@@ -21,9 +22,11 @@
  * The server's -s options name counters read at the start and end of each
  * repetition, between two transactions: the first integer in PATH, or
  * with :KEY the first integer after the first line that starts with KEY
- * (leading blanks ignored), e.g. ctxt=/proc/stat:ctxt.  The kit's netbench
- * uses them for KVM's exit counts; a counter that cannot be read prints
- * NAME=-1.  The client ends with
+ * (leading blanks ignored), e.g. ctxt=/proc/stat:ctxt; with :~TEXT the
+ * per-CPU columns summed over every line holding TEXT, as in
+ * irqs=/proc/interrupts:~vfio.  The kit's netbench uses them for KVM's
+ * exit counts; a counter that cannot be read prints NAME=-1.  rr stat
+ * prints the counters' values once, as the server reads them.  The client ends with
  *   rr-client: done reps=R median_trans_per_s=M spread_pct=S
  * where spread is (max - min) / median over the repetitions.
  *
@@ -66,6 +69,7 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: rr server [-p PORT] [-1] [-s NAME=PATH[:KEY]]...\n"
+		"       rr stat NAME=PATH[:KEY]...\n"
 		"       rr client -H ADDR [-p PORT] [-w WARMUP] [-n COUNT] [-r REPS] [-t TIMEOUT_S]\n");
 	exit(2);
 }
@@ -109,6 +113,31 @@ static int io_full(int fd, void *buf, size_t len, int wr)
 	return 0;
 }
 
+/*
+ * The per-CPU columns of /proc/interrupts lines that hold @text, summed:
+ * after "NN:", the leading run of all-digit fields.  -1 when none.
+ */
+static long long sum_columns(char *buf, const char *text)
+{
+	long long sum = -1;
+	char *line, *tok, *save, *end;
+
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strstr(line, text) || !strchr(line, ':'))
+			continue;
+		save = NULL;
+		for (tok = strtok_r(strchr(line, ':') + 1, " \t", &save); tok;
+		     tok = strtok_r(NULL, " \t", &save)) {
+			long long v = strtoll(tok, &end, 10);
+
+			if (*end)
+				break;
+			sum = (sum < 0 ? 0 : sum) + v;
+		}
+	}
+	return sum;
+}
+
 /* One counter's value, or -1 when it cannot be read. */
 static long long stat_read(const struct rr_stat *st)
 {
@@ -126,6 +155,8 @@ static long long stat_read(const struct rr_stat *st)
 		return -1;
 	buf[n] = 0;
 	p = buf;
+	if (st->key && st->key[0] == '~')
+		return sum_columns(buf, st->key + 1);
 	if (st->key) {
 		p = NULL;
 		for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
@@ -215,12 +246,47 @@ static int serve(int fd, struct rr_stat *stats, int nstats)
 	return 0;
 }
 
+/* NAME=PATH[:KEY] into @st; 0, or -1 with a message. */
+static int parse_stat(char *arg, struct rr_stat *st)
+{
+	char *eq = strchr(arg, '='), *colon;
+
+	if (!eq || eq == arg || strlen(eq + 1) >= sizeof(st->path)) {
+		fprintf(stderr, "rr: a counter is NAME=PATH[:KEY]\n");
+		return -1;
+	}
+	*eq = 0;
+	st->name = arg;
+	snprintf(st->path, sizeof(st->path), "%s", eq + 1);
+	colon = strchr(st->path, ':');
+	st->key = colon ? colon + 1 : NULL;
+	if (colon)
+		*colon = 0;
+	return 0;
+}
+
+/* rr stat NAME=PATH[:KEY]...: each counter's value now, as the server reads it. */
+static int run_stat(int argc, char **argv)
+{
+	struct rr_stat st;
+	int i;
+
+	if (argc < 3)
+		print_usage();
+	for (i = 2; i < argc; i++) {
+		if (parse_stat(argv[i], &st))
+			return 2;
+		printf("%s%s=%lld", i > 2 ? " " : "", st.name, stat_read(&st));
+	}
+	printf("\n");
+	return 0;
+}
+
 static int run_server(int argc, char **argv)
 {
 	struct rr_stat stats[RR_MAX_STATS];
 	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
 	int port = RR_PORT, once = 0, nstats = 0, one = 1, ls, fd, c, rc = 0;
-	char *eq, *colon;
 
 	while ((c = getopt(argc, argv, "p:1s:")) != -1) {
 		switch (c) {
@@ -231,20 +297,12 @@ static int run_server(int argc, char **argv)
 			once = 1;
 			break;
 		case 's':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || nstats == RR_MAX_STATS ||
-			    strlen(eq + 1) >= sizeof(stats[0].path)) {
-				fprintf(stderr, "rr: -s NAME=PATH[:KEY], at most %d\n",
-					RR_MAX_STATS);
+			if (nstats == RR_MAX_STATS) {
+				fprintf(stderr, "rr: at most %d -s\n", RR_MAX_STATS);
 				return 2;
 			}
-			*eq = 0;
-			stats[nstats].name = optarg;
-			snprintf(stats[nstats].path, sizeof(stats[0].path), "%s", eq + 1);
-			colon = strchr(stats[nstats].path, ':');
-			stats[nstats].key = colon ? colon + 1 : NULL;
-			if (colon)
-				*colon = 0;
+			if (parse_stat(optarg, &stats[nstats]))
+				return 2;
 			nstats++;
 			break;
 		default:
@@ -418,6 +476,8 @@ int main(int argc, char **argv)
 		print_usage();
 	if (!strcmp(argv[1], "server"))
 		return run_server(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return run_stat(argc, argv);
 	if (!strcmp(argv[1], "client"))
 		return run_client(argc - 1, argv + 1);
 	print_usage();

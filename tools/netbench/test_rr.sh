@@ -24,7 +24,7 @@ wait_listen() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 # 1-4: a run on loopback; the counters' deltas are read around each rep.
 p=$(port)
@@ -42,6 +42,11 @@ ok $? "server exits 0 after its one client (-1)"
 ok $? "client prints 3 repetitions and the median line"
 [ "$(grep -cE '^rr-server: rep=[123] n=300 usec=[0-9]+ trans_per_s=[0-9.]+ ctxt=[1-9][0-9]* seven=0 missing=-1 nokey=-1$' "$tmp/srv")" = 3 ]
 ok $? "server counters: ctxt moved, a constant gives 0, unreadable ones -1"
+
+# 15 (numbered last): :~TEXT sums the per-CPU columns of /proc/interrupts
+# rows that hold TEXT; the ahci row and the chip's own digits do not count.
+printf ' 24: 1 2 IR-PCI-MSI-0000:00:03.0 0-edge vfio-msi[0](0000:00:03.0)\n 25: 5 5 IR-PCI 1-edge ahci\n 26: 7 0 IR-PCI-MSIX-0000:00:03.0 1-edge vfio-msix[1]\n' > "$tmp/irqs"
+sum_out=$("$rr" stat irqs="$tmp/irqs:~vfio" none="$tmp/irqs:~no-such-irq" 2>&1)
 
 # 5-10: bad input gives exit code 2 and a message, never a run.
 "$rr" client -H not-an-address -n 1 > /dev/null 2>&1; [ $? = 2 ]
@@ -101,6 +106,10 @@ python3 "$here/report.py" --kline 6.12 "$r" > "$tmp/report.out" 2>&1 &&
 	grep -q 'stock nomsi/split against nomsi/on: 1.00 (the seed: 0.93)' "$r/tcprr.txt"
 rc=$?; [ "$rc" -eq 0 ] || sed "s/^/# /" "$tmp/report.out" "$r/tcprr.csv"
 ok $rc "report.py: tcprr.csv header and 8 rows, 24 repetitions, the seed line"
+
+[ "$sum_out" = "irqs=10 none=-1" ] || echo "# rr stat: $sum_out"
+[ "$sum_out" = "irqs=10 none=-1" ]
+ok $? "server counter :~vfio sums the vfio rows' CPU columns (rr stat)"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
