@@ -12,7 +12,8 @@
 #   DEMO=all               or a comma list narrowing the matrix, e.g.
 #                          msi | intx, kernel | split, generic | rt,
 #                          stock | kit (DEMO=msi,rt: MSI rows on rt only)
-#   KLINE=6.12             the kernel line (6.1 boots in real time: ICOUNT=)
+#   KLINE=6.12             the kernel line: 6.12, 6.1, or all (both in one
+#                          table, each line with its own ref rows)
 #   N=500                  interrupts per scenario
 #   ICOUNT=0               -icount shift for the testbed (empty: real time)
 set -euo pipefail
@@ -36,10 +37,6 @@ done
 export BENCH_FLAVOURS=${flavours:-generic rt}
 export BENCH_MODULES=${modsets:-stock kit}
 export IRQLAT_ARGS="--irq ${irqs:-all} --irqchip ${chips:-all}${IRQLAT_ARGS:+ $IRQLAT_ARGS}"
-# The 6.1 testbed does not finish booting under -icount shift=0: real time.
-if [ "${KLINE:-6.12}" = 6.1 ] && [ -z "${ICOUNT+set}" ]; then
-	export ICOUNT=
-fi
 
 current="setup"
 on_exit() {
