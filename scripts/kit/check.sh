@@ -65,6 +65,8 @@ run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass
 # make netbench's parts that run on the host: rr on loopback, report.py.
 run_step netbench-rr bash -c 'make -C "$1/tools/netbench" OUTPUT="$2" &&
 	"$1/tools/netbench/test_rr.sh" "$2/rr"' - "$kit_top" "$B/netbench"
+# make bench's report: it refuses figures measured with tracing on.
+run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 
 # testbed BACKEND: the testbed run with our modules; each TAP line counts.
 testbed() {

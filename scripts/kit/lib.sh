@@ -108,13 +108,13 @@ kit_make() {
 
 # kit_build_flavours LOGDIR FLAVOUR...: build the kit for each flavour of
 # KLINE (incremental: seconds when nothing changed), each log in
-# LOGDIR/build-<flavour>.log; the build's own progress lines show.
+# LOGDIR/build-<line>-<flavour>.log; the build's own progress lines show.
 kit_build_flavours() {
 	local logdir=$1 f; shift
 	for f in "$@"; do
-		step "building the kit ($KLINE $f; log: ${logdir#"$kit_top"/}/build-$f.log)"
+		step "building the kit ($KLINE $f; log: ${logdir#"$kit_top"/}/build-$KLINE-$f.log)"
 		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
-			tee "$logdir/build-$f.log" | grep --line-buffered '^kit: ' ||
-			{ tail -n 20 "$logdir/build-$f.log" >&2; die "kit build ($f) failed"; }
+			tee "$logdir/build-$KLINE-$f.log" | grep --line-buffered '^kit: ' ||
+			{ tail -n 20 "$logdir/build-$KLINE-$f.log" >&2; die "kit build ($f) failed"; }
 	done
 }

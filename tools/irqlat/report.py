@@ -236,6 +236,7 @@ def write_plot(outdir, rows, samples, title):
             if not panels or panels[-1][0] != name:
                 panels.append((name, []))
             panels[-1][1].append((index, "%s %s" % (r["kernel"], r["modules"]),
+                                  r["kernel"].split("-")[0],
                                   r["kernel"].endswith("-rt"),
                                   r["modules"] == "kit"))
             index += 1
@@ -255,16 +256,23 @@ def write_plot(outdir, rows, samples, title):
         'set xlabel "ns (log scale)"', 'set ylabel "fraction of interrupts"',
         "set key bottom right font \",8\"", "set format x \"%.0s%c\"",
     ]
+    # Per kernel line (first seen first): blue generic, red rt; then green
+    # generic, purple rt.  Dark and solid kit, light and dashed stock.
+    palette = [[["#80a8e0", "#1f4e9a"], ["#f0a070", "#b01818"]],
+               [["#90d090", "#1d7a2e"], ["#c8a0e0", "#6a2c91"]]]
+    klines = []
+    for _, members in panels:
+        for m in members:
+            if m[2] not in klines:
+                klines.append(m[2])
     for name, members in panels:
         lines.append('set title "%s"' % name)
         plots = []
-        for idx, label, rt, kit in members:
-            # blue generic, red rt; dark and solid kit, light and
-            # dashed stock
-            colour = [["#80a8e0", "#1f4e9a"], ["#f0a070", "#b01818"]]
+        for idx, label, kline, rt, kit in members:
+            colour = palette[klines.index(kline) % len(palette)][rt][kit]
             plots.append('"%s" index %d using 1:2 with steps lw 2 lc rgb "%s" '
                          'dt %d title "%s"' %
-                         (dat, idx, colour[rt][kit], 1 if kit else 2, label))
+                         (dat, idx, colour, 1 if kit else 2, label))
         lines.append("plot " + ", \\\n     ".join(plots))
     lines.append("unset multiplot")
     body = "\n".join(lines) + "\n"
