@@ -109,20 +109,15 @@ static void append_state(const char *fmt, const char *v)
 
 static void read_tracing_state(void)
 {
-	static const char *const dirs[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
 	char path[96], line[128], events[160] = "";
-	const char *dir = NULL;
+	const char *dir = "/sys/kernel/tracing";
 	unsigned int probes = 0, i;
 	FILE *f;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !dir; i++) {
-		snprintf(path, sizeof(path), "%s/events/enable", dirs[i]);
-		if (!access(path, R_OK))
-			dir = dirs[i];
-	}
-	if (!dir) {
+	if (access("/sys/kernel/tracing/events/enable", R_OK))
+		dir = "/sys/kernel/debug/tracing";
+	snprintf(path, sizeof(path), "%s/events/enable", dir);
+	if (access(path, R_OK)) {
 		snprintf(tracing, sizeof(tracing), "unknown");
 		return;
 	}
