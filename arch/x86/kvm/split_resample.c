@@ -12,24 +12,29 @@
  * notifiers (the irqfd resamplers) of every GSI whose level-triggered MSI
  * route delivers the EOId vector to the EOIing vCPU, and, if the VMM asked
  * for it with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT and every such GSI has an
- * in-kernel notifier, skips the exit.
+ * in-kernel notifier and none was raised by userspace (KVM_IRQ_LINE: the
+ * VMM's own IOAPIC, which needs the exit to clear Remote IRR) since its
+ * last EOI, skips the exit.
  *
  * A route change can make an in-service interrupt's EOI unmatchable (the
  * guest moved the pin to another vector or vCPU before it EOId), and an
  * interrupt raised while a pin had no route is dropped.  So that a masked
  * device is never left masked, a level MSI route of a pin that appears,
- * changes or goes away runs the pin's notifiers once, as an EOI would.
+ * changes or goes away runs the pin's notifiers once, as an EOI would;
+ * only after a KVM_REQ_SCAN_IOAPIC for the new routes, so that a vCPU
+ * cannot take and EOI the re-raised interrupt's new vector before its
+ * ioapic_handled_vectors contain it.
  *
  * State is per VM, in our own table rather than in struct kvm or
  * struct kvm_arch: changing those would change the CRCs of the symbols
  * that stock modules import from kvm.ko.  The table is an xarray keyed by
  * the struct kvm pointer; entries are published under kvm->lock +
- * kvm->irq_lock, looked up under RCU and freed after a grace period.
+ * kvm->irq_lock, looked up locklessly from the VM's own ioctls and vCPUs,
+ * and freed when the VM is destroyed.
  */
 #include <linux/kvm_host.h>
 #include <linux/kvm_kit.h>
 #include <linux/overflow.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
@@ -55,19 +60,40 @@ static bool split_resample_pin_equal(const struct split_resample_pin *a,
 }
 
 struct split_resample {
-	struct rcu_head rcu;
 	u64 flags;		/* KVM_ENABLE_CAP args[0]; immutable */
 	u32 nr_pins;		/* nr_reserved_ioapic_pins at enable; immutable */
+	/* Pins whose route changed, to resample; atomic bitops. */
+	unsigned long *route_changed;
+	/* Pins raised by KVM_IRQ_LINE since their last EOI; atomic bitops. */
+	unsigned long *user_raised;
 	/* Protected by kvm->irq_lock. */
 	struct split_resample_pin pin[];
 };
+
+/* One allocation: the struct, pin[nr_pins], then the two bitmaps. */
+static struct split_resample *split_resample_alloc(u32 nr_pins)
+{
+	size_t head = struct_size_t(struct split_resample, pin, nr_pins);
+	size_t map = BITS_TO_LONGS(nr_pins) * sizeof(long);
+	struct split_resample *sr;
+
+	head = ALIGN(head, sizeof(long));
+	sr = kvzalloc(head + 2 * map, GFP_KERNEL_ACCOUNT);
+	if (!sr)
+		return NULL;
+	sr->nr_pins = nr_pins;
+	sr->route_changed = (unsigned long *)((char *)sr + head);
+	sr->user_raised = (unsigned long *)((char *)sr + head + map);
+	return sr;
+}
 
 /* struct kvm * -> struct split_resample *.  Readers: RCU; writers: xa_lock. */
 static DEFINE_XARRAY(split_resample_vms);
 
 /*
- * Any context.  The result stays valid under rcu_read_lock(), kvm->lock or
- * kvm->irq_lock (it is only freed, after a grace period, at VM destroy).
+ * Any context.  Every caller runs in an ioctl or a vCPU of @kvm, and the
+ * entry is only freed at VM destroy, after both are gone: the result stays
+ * valid for the caller's whole call (xa_load() takes RCU for the walk).
  */
 static struct split_resample *split_resample_get(struct kvm *kvm)
 {
@@ -133,7 +159,8 @@ int kvm_split_resample_check_extension(struct kvm *kvm)
  * KVM_SET_GSI_ROUTING.
  *
  * Returns 0; -EINVAL for unknown flags, nonzero args[1..3] or a VM without
- * a split irqchip; -EBUSY if already enabled; -ENOMEM.
+ * a split irqchip; -EEXIST if already enabled (as KVM_CAP_SPLIT_IRQCHIP
+ * answers); -ENOMEM.
  */
 int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap)
 {
@@ -150,17 +177,16 @@ int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap)
 	r = -EINVAL;
 	if (!irqchip_split(kvm))
 		goto out_unlock;
-	r = -EBUSY;
+	r = -EEXIST;
 	if (split_resample_get(kvm))
 		goto out_unlock;
 
 	nr_pins = kvm->arch.nr_reserved_ioapic_pins;
 	r = -ENOMEM;
-	sr = kvzalloc(struct_size(sr, pin, nr_pins), GFP_KERNEL_ACCOUNT);
+	sr = split_resample_alloc(nr_pins);
 	if (!sr)
 		goto out_unlock;
 	sr->flags = cap->args[0];
-	sr->nr_pins = nr_pins;
 
 	mutex_lock(&kvm->irq_lock);
 	table = srcu_dereference_check(kvm->irq_routing, &kvm->irq_srcu,
@@ -184,11 +210,7 @@ out_unlock:
  */
 void kvm_split_resample_destroy_vm(struct kvm *kvm)
 {
-	struct split_resample *sr;
-
-	sr = xa_erase(&split_resample_vms, (unsigned long)kvm);
-	if (sr)
-		kvfree_rcu(sr, rcu);
+	kvfree(xa_erase(&split_resample_vms, (unsigned long)kvm));
 }
 
 /*
@@ -202,16 +224,11 @@ bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args)
 {
 	struct kvm_kernel_irq_routing_entry *e;
 	struct kvm_irq_routing_table *table;
-	struct split_resample *sr;
+	struct split_resample *sr = split_resample_get(kvm);
 	bool msi = false;
-	u32 nr_pins;
 	int idx;
 
-	rcu_read_lock();
-	sr = split_resample_get(kvm);
-	nr_pins = sr ? sr->nr_pins : 0;
-	rcu_read_unlock();
-	if (args->gsi >= nr_pins)
+	if (!sr || args->gsi >= sr->nr_pins)
 		return false;
 
 	idx = srcu_read_lock(&kvm->irq_srcu);
@@ -228,18 +245,17 @@ bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args)
  * From kvm_arch_irq_routing_update(): KVM_SET_GSI_ROUTING (ioctl context,
  * may sleep) has just published a new table; kvm->irq_lock is held, which
  * also protects sr->pin[].  Pins whose level MSI route appeared, changed or
- * went away are resampled once: an EOI of the old vector can no longer be
- * matched to them, and a line asserted while the pin had no level route
- * must be looked at again now that it has one.
+ * went away are marked for one resample: an EOI of the old vector can no
+ * longer be matched to them, and a line asserted while the pin had no
+ * level route must be looked at again now that it has one.  The resample
+ * itself waits for kvm_split_resample_post_routing_update().
  */
 void kvm_split_resample_routing_update(struct kvm *kvm)
 {
-	DECLARE_BITMAP(changed, U8_MAX + 1);
 	struct kvm_irq_routing_table *table;
 	struct split_resample_pin now;
 	struct split_resample *sr;
-	u32 i, nr_pins;
-	int idx;
+	u32 i;
 
 	lockdep_assert_held(&kvm->irq_lock);
 	/*
@@ -250,22 +266,69 @@ void kvm_split_resample_routing_update(struct kvm *kvm)
 	if (!sr)
 		return;
 
-	bitmap_zero(changed, U8_MAX + 1);
-	nr_pins = min_t(u32, sr->nr_pins, U8_MAX + 1);
 	table = srcu_dereference_check(kvm->irq_routing, &kvm->irq_srcu,
 				       lockdep_is_held(&kvm->irq_lock));
-	for (i = 0; i < nr_pins; i++) {
+	for (i = 0; i < sr->nr_pins; i++) {
 		split_resample_read_pin(kvm, table, i, &now);
 		if ((sr->pin[i].level_msi || now.level_msi) &&
 		    !split_resample_pin_equal(&now, &sr->pin[i]))
-			__set_bit(i, changed);
+			set_bit(i, sr->route_changed);
 		sr->pin[i] = now;
 	}
+}
+
+/*
+ * From kvm_arch_post_irq_routing_update(): KVM_SET_GSI_ROUTING, after
+ * kvm->irq_lock was dropped; ioctl context, may sleep.  The VM outlives
+ * its ioctls, so sr does too.  Resamples the pins marked above.
+ *
+ * A resample may make the device raise its still-asserted line again, now
+ * with the new route's vector.  A vCPU EOIs that vector in the kernel only
+ * if its ioapic_handled_vectors (KVM_REQ_SCAN_IOAPIC) contain it, so the
+ * scan request is made first, here, after the marks were taken: it is
+ * then later than every table whose changes are resampled (a concurrent
+ * update's marks may be taken by this call), and a vCPU processes it
+ * before it next enters the guest.
+ */
+void kvm_split_resample_post_routing_update(struct kvm *kvm)
+{
+	struct split_resample *sr = split_resample_get(kvm);
+	unsigned long *pending;
+	u32 i;
+	int idx;
+
+	if (!sr || bitmap_empty(sr->route_changed, sr->nr_pins))
+		return;
+	pending = bitmap_zalloc(sr->nr_pins, GFP_KERNEL_ACCOUNT);
+	if (!pending)
+		return;	/* marks stay for the next update */
+	for_each_set_bit(i, sr->route_changed, sr->nr_pins)
+		if (test_and_clear_bit(i, sr->route_changed))
+			__set_bit(i, pending);
+
+	kvm_make_scan_ioapic_request(kvm);
 
 	idx = srcu_read_lock(&kvm->irq_srcu);
-	for_each_set_bit(i, changed, nr_pins)
+	for_each_set_bit(i, pending, sr->nr_pins)
 		kvm_notify_acked_gsi(kvm, i);
 	srcu_read_unlock(&kvm->irq_srcu, idx);
+	bitmap_free(pending);
+}
+
+/*
+ * KVM_IRQ_LINE on a split irqchip: the VMM's IOAPIC raises a pin itself
+ * (QEMU's does for emulated level devices) and waits for the EOI exit to
+ * clear Remote IRR.  Remember the raise, so that the next EOI of a vector
+ * routed from @gsi exits even with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT.
+ * ioctl context; lockless (the VM outlives its ioctls).
+ */
+void kvm_split_resample_irq_line(struct kvm *kvm, u32 gsi, int level)
+{
+	struct split_resample *sr = split_resample_get(kvm);
+
+	if (sr && level && gsi < sr->nr_pins &&
+	    !test_bit(gsi, sr->user_raised))
+		set_bit(gsi, sr->user_raised);
 }
 
 /*
@@ -277,30 +340,25 @@ void kvm_split_resample_routing_update(struct kvm *kvm)
  * Runs the ack notifiers of every GSI below the reserved pins whose level
  * MSI route delivers @vector to this vCPU.  Returns true if the exit to
  * userspace can be skipped: NO_EOI_EXIT was requested, at least one GSI
- * matched and every matching GSI has an in-kernel notifier.
+ * matched, every matching GSI has an in-kernel notifier and none was
+ * raised by userspace since its last EOI (the VMM's IOAPIC shares it).
  */
 bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector)
 {
 	struct kvm_kernel_irq_routing_entry *e;
 	struct kvm_irq_routing_table *table;
 	struct kvm *kvm = vcpu->kvm;
-	struct split_resample *sr;
+	struct split_resample *sr = split_resample_get(kvm);
 	bool matched = false, all_kernel = true;
 	u32 gsi, nr_pins;
-	u64 flags;
 	int idx;
 
-	rcu_read_lock();
-	sr = split_resample_get(kvm);
-	flags = sr ? sr->flags : 0;
-	nr_pins = sr ? sr->nr_pins : 0;
-	rcu_read_unlock();
 	if (!sr)
 		return false;
 
 	idx = srcu_read_lock(&kvm->irq_srcu);
 	table = srcu_dereference(kvm->irq_routing, &kvm->irq_srcu);
-	nr_pins = min(nr_pins, table->nr_rt_entries);
+	nr_pins = min(sr->nr_pins, table->nr_rt_entries);
 	for (gsi = 0; gsi < nr_pins; gsi++) {
 		hlist_for_each_entry(e, &table->map[gsi], link) {
 			struct kvm_lapic_irq irq;
@@ -313,6 +371,8 @@ bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector)
 						 irq.dest_id, irq.dest_mode))
 				continue;
 			matched = true;
+			if (test_and_clear_bit(gsi, sr->user_raised))
+				all_kernel = false;
 			if (split_resample_has_notifier(kvm, gsi))
 				kvm_notify_acked_gsi(kvm, gsi);
 			else
@@ -321,6 +381,6 @@ bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector)
 	}
 	srcu_read_unlock(&kvm->irq_srcu, idx);
 
-	return (flags & KVM_SPLIT_RESAMPLE_NO_EOI_EXIT) && matched &&
+	return (sr->flags & KVM_SPLIT_RESAMPLE_NO_EOI_EXIT) && matched &&
 	       all_kernel;
 }

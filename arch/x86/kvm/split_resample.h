@@ -15,6 +15,8 @@ int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap);
 void kvm_split_resample_destroy_vm(struct kvm *kvm);
 bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args);
 void kvm_split_resample_routing_update(struct kvm *kvm);
+void kvm_split_resample_post_routing_update(struct kvm *kvm);
+void kvm_split_resample_irq_line(struct kvm *kvm, u32 gsi, int level);
 bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector);
 
 #endif /* ARCH_X86_KVM_SPLIT_RESAMPLE_H */

@@ -16,7 +16,7 @@
 #include "kvm_util_lite.h"
 #include "tap.h"
 
-#define NR_TESTS	14
+#define NR_TESTS	15
 
 static int enable_cap(struct lite_vm *vm, u64 a0, u64 a1)
 {
@@ -90,7 +90,11 @@ int main(void)
 	expect(enable_cap(split, 0, 1), EINVAL, fds, "cap with args[1] != 0");
 	expect(enable_cap(split, KVM_SPLIT_RESAMPLE_NO_EOI_EXIT, 0), 0, fds,
 	       "cap with NO_EOI_EXIT on a split irqchip VM");
-	expect(enable_cap(split, 0, 0), EBUSY, fds, "cap enabled twice");
+	/* Already enabled: EEXIST, as KVM answers for KVM_CAP_SPLIT_IRQCHIP. */
+	expect(enable_cap(split, 0, 0), EEXIST, fds,
+	       "cap enabled twice, other flags");
+	expect(enable_cap(split, KVM_SPLIT_RESAMPLE_NO_EOI_EXIT, 0), EEXIST,
+	       fds, "cap enabled twice, same flags");
 
 	if (route_msi_level(split, 5) || route_msi_level(nocap, 5))
 		tap_bail("KVM_SET_GSI_ROUTING failed");

@@ -9,9 +9,12 @@
  * The EOI of a vector resamples only the GSIs whose route delivers that
  * vector to the EOIing vCPU: checked one interrupt at a time, with both
  * vCPUs and two "devices" running concurrently, with a route retargeted
- * from vCPU 0 to vCPU 1 while its interrupt is in service, and with the
+ * from vCPU 0 to vCPU 1 while its interrupt is in service, with the
  * routing table re-committed unchanged, which is what QEMU does on every
- * IOAPIC redirection-table write, masking a pin included.
+ * IOAPIC redirection-table write, masking a pin included, and with route
+ * changes that race with the vCPUs' rescan of their EOI vectors: a device
+ * that raises again at the route change's resample, its thread, vCPU 1's
+ * and the one in KVM_SET_GSI_ROUTING ordered on one CPU by SCHED_FIFO.
  */
 #include <errno.h>
 #include <poll.h>
@@ -31,124 +34,18 @@
 #define GSI_C		9	/* no irqfd: the VMM's IOAPIC would drive it */
 #define MSI_DATA_LEVEL	0xc000	/* bit 15 level trigger, bit 14 assert */
 #define QUIET_MS	300
-#define NR_TESTS	11
+#define NR_TESTS	13
 
 struct route {
 	u32 gsi;
 	u32 dest;	/* physical APIC ID; the vector is TEST_LEVEL_VECTOR */
 };
 
-/*
- * A host thread that owns one vCPU: the main thread posts a request (run
- * until a port, or a quiet window) and later waits for its result, so KVM_RUN
- * of each vCPU always runs on the same thread, and both vCPUs can run at
- * once.
- */
-enum vt_op { VT_RUN_UNTIL, VT_QUIET, VT_EXIT };
-
-struct vthread {
-	struct lite_vcpu *vcpu;
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool busy;		/* a request is posted and not finished */
-	enum vt_op op;
-	u16 port;
-	int ms;
-	int ret;
-};
-
+/* Two vCPUs, each run by its own host thread (struct vthread). */
 struct smp_vm {
 	struct lite_vm *vm;
 	struct vthread vt[2];
 };
-
-static void *vt_main(void *arg)
-{
-	struct vthread *vt = arg;
-	enum vt_op op;
-	int ret;
-
-	pthread_mutex_lock(&vt->lock);
-	for (;;) {
-		while (!vt->busy)
-			pthread_cond_wait(&vt->cond, &vt->lock);
-		op = vt->op;
-		if (op == VT_EXIT)
-			break;
-		pthread_mutex_unlock(&vt->lock);
-		if (op == VT_QUIET)
-			ret = vcpu_run_quiet(vt->vcpu, vt->ms);
-		else
-			ret = vcpu_run_until(vt->vcpu, vt->port, NULL, vt->ms);
-		pthread_mutex_lock(&vt->lock);
-		vt->ret = ret;
-		vt->busy = false;
-		pthread_cond_broadcast(&vt->cond);
-	}
-	pthread_mutex_unlock(&vt->lock);
-	return NULL;
-}
-
-static void vt_post(struct vthread *vt, enum vt_op op, u16 port, int ms)
-{
-	pthread_mutex_lock(&vt->lock);
-	while (vt->busy)
-		pthread_cond_wait(&vt->cond, &vt->lock);
-	vt->op = op;
-	vt->port = port;
-	vt->ms = ms;
-	vt->busy = true;
-	pthread_cond_broadcast(&vt->cond);
-	pthread_mutex_unlock(&vt->lock);
-}
-
-static int vt_wait(struct vthread *vt)
-{
-	int ret;
-
-	pthread_mutex_lock(&vt->lock);
-	while (vt->busy)
-		pthread_cond_wait(&vt->cond, &vt->lock);
-	ret = vt->ret;
-	pthread_mutex_unlock(&vt->lock);
-	return ret;
-}
-
-/* Run the vCPU (on its thread) until it writes @port. */
-static int vt_until(struct vthread *vt, u16 port, int ms)
-{
-	vt_post(vt, VT_RUN_UNTIL, port, ms);
-	return vt_wait(vt);
-}
-
-static int vt_start(struct vthread *vt, struct lite_vcpu *vcpu)
-{
-	int ret;
-
-	vt->vcpu = vcpu;
-	pthread_mutex_init(&vt->lock, NULL);
-	pthread_cond_init(&vt->cond, NULL);
-	ret = pthread_create(&vt->thread, NULL, vt_main, vt);
-	if (ret) {
-		tap_diag("pthread_create: %s", strerror(ret));
-		return -ret;
-	}
-	vt->started = true;
-	return 0;
-}
-
-static void vt_stop(struct vthread *vt)
-{
-	if (!vt->started)
-		return;
-	vt_post(vt, VT_EXIT, 0, 0);
-	pthread_join(vt->thread, NULL);
-	pthread_cond_destroy(&vt->cond);
-	pthread_mutex_destroy(&vt->lock);
-	vt->started = false;
-}
 
 static int set_routes(struct lite_vm *vm, const struct route *r, int n)
 {
@@ -608,6 +505,194 @@ static void test_retarget(int timeout)
 	smp_destroy(&s);
 }
 
+/*
+ * Cases 12-13: a route change that races with the vCPUs' rescan of their
+ * EOI vectors.  KVM EOIs a vector in the kernel (and resamples it) only if
+ * the vCPU's ioapic_handled_vectors contain it, and a vCPU recomputes those
+ * only on the KVM_REQ_SCAN_IOAPIC that KVM_SET_GSI_ROUTING makes.  The
+ * route change resamples the pin; a device whose line still asserts
+ * raises its irqfd again at once, now to vCPU 1.  A resample signalled
+ * before the scan request lets vCPU 1 take and EOI that interrupt with its
+ * old vectors, unseen: the device stays masked for good.
+ *
+ * vCPU 1's thread (halted in the guest), the device and this thread (in
+ * KVM_SET_GSI_ROUTING) run on one CPU in that order of priority
+ * (race_cpu_enter()), so on a fully preemptible kernel the device runs at
+ * the resample and vCPU 1 at the raise, inside the ioctl: vCPU 1's EOI
+ * must still be resampled, once.
+ */
+struct race {
+	struct race_cpu rc;
+	struct reraiser dev;
+};
+
+/*
+ * Put the device and vCPU 1 in place on one CPU, vCPU 1 running until its
+ * EOI is done, and commit @r: 0, -EPERM (no SCHED_FIFO: skip) or -errno.
+ * vCPU 1's ISR makes no exit before its EOI, where its thread would stop
+ * and let the ioctl go on.
+ */
+static int race_commit(struct smp_vm *s, struct race *rc, int *fds,
+		       const struct route *r, int n, int timeout)
+{
+	struct guest_params *p = s->vm->vcpu[1].params;
+	int ret, vret;
+
+	rc->dev.trigger = fds[0];
+	rc->dev.resample = fds[1];
+	rc->dev.wait_ms = timeout;
+	rc->dev.quiet_ms = QUIET_MS;
+	ret = race_cpu_enter(&rc->rc);
+	if (ret)
+		return ret;
+	p->pre_eoi_port = 0;
+	/* Each runs at once and sleeps: in poll(), and in KVM_RUN (HLT). */
+	ret = race_cpu_add(&rc->rc, s->vt[1].thread, RACE_PRIO_VCPU) ?:
+	      reraiser_start(&rc->dev, rc->rc.cpu, RACE_PRIO_DEVICE);
+	if (ret)
+		goto out;
+	vt_post(&s->vt[1], VT_RUN_UNTIL, GUEST_PORT_POST_EOI, timeout);
+	ret = set_routes(s->vm, r, n);
+	reraiser_join(&rc->dev);
+	/* With nothing raised vCPU 1 would only time out: not worth a wait. */
+	vret = rc->dev.raised ? vt_wait(&s->vt[1]) : -ENOENT;
+	ret = ret ?: vret;
+out:
+	race_cpu_leave(&rc->rc);
+	p->pre_eoi_port = GUEST_PORT_PRE_EOI;
+	return ret;
+}
+
+/*
+ * Case 12: GSI A's level route to APIC ID 1 goes away, a raise meanwhile is
+ * dropped (the device stays asserted and masked), and the route comes back
+ * while vCPU 0 and vCPU 1 both run: the route's return resamples, the
+ * device raises again, vCPU 1 takes it and its EOI resamples once; vCPU 0
+ * sees nothing.
+ */
+static void test_race_appear(int timeout)
+{
+	const struct route r[] = { { GSI_A, 1 } };
+	int fds[2] = { -1, -1 };
+	unsigned int at_gone = 0, raised = 0, c0 = 0, c1 = 0;
+	struct race rc = { 0 };
+	struct smp_vm s;
+	int ret, q0 = -1;
+	bool ok = false;
+
+	ret = smp_setup(&s, r, 1, timeout);
+	if (!ret)
+		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
+		      set_routes(s.vm, NULL, 0);
+	if (!ret) {
+		at_gone = take(fds[1]);
+		ret = eventfd_raise(fds[0]);
+	}
+	/* Dropped; the quiet window also lets both vCPUs rescan. */
+	if (!ret) {
+		raised++;
+		ret = quiet_both(&s, &fds[1], 1) ? 0 : -EPROTO;
+	}
+	if (!ret) {
+		/* vCPU 0 runs (halted in the guest) through the race. */
+		vt_post(&s.vt[0], VT_QUIET, 0, QUIET_MS);
+		ret = race_commit(&s, &rc, fds, r, 1, timeout);
+		q0 = vt_wait(&s.vt[0]);
+	}
+	if (ret == -EPERM && !rc.dev.raised) {
+		tap_skip("SCHED_FIFO not allowed: cannot order the threads of the race");
+		goto out;
+	}
+	if (!ret) {
+		raised += rc.dev.raised;
+		c0 = vcpu_count(&s.vm->vcpu[0]);
+		c1 = vcpu_count(&s.vm->vcpu[1]);
+	}
+	race_preempt_diag("KVM_SET_GSI_ROUTING");
+	tap_diag("route to APIC 1 back: raised=%u delivered=%u/%u (vCPU 1/0) resampled=%u",
+		 raised, c1, c0, at_gone + rc.dev.resampled);
+	tap_diag("  %u at the removal, %u doubled; device: %d, vCPU 0 quiet window: %d",
+		 at_gone, rc.dev.doubled, rc.dev.ret, q0);
+	ok = !ret && at_gone == 1 && raised == 2 && rc.dev.raised == 1 &&
+	     !rc.dev.ret && rc.dev.resampled == 2 && !rc.dev.doubled &&
+	     c1 == 1 && c0 == 0 && q0 == 0 && quiet_both(&s, &fds[1], 1);
+	tap_result(ok,
+		   "route to APIC ID 1 back while both vCPUs run, the device re-raises at the resample: %s",
+		   "on vCPU 1 once, its EOI resampled once");
+out:
+	close_fds(fds, 2);
+	smp_destroy(&s);
+}
+
+/*
+ * Case 13: GSI A's route moves from APIC ID 0 to APIC ID 1 while vCPU 0
+ * has its interrupt in service (case 9, but the device re-raises at once):
+ * the re-raised interrupt lands on vCPU 1 and is resampled at vCPU 1's EOI,
+ * vCPU 0's EOI resamples nothing, and the next interrupt goes to vCPU 1
+ * and is resampled there too: no interrupt lost or doubled.
+ */
+static void test_race_retarget(int timeout)
+{
+	const struct route r0[] = { { GSI_A, 0 } };
+	const struct route r1[] = { { GSI_A, 1 } };
+	int fds[2] = { -1, -1 };
+	unsigned int at_old_eoi = 0, raised = 0, resampled, c0 = 0, c1 = 0;
+	struct tally t1 = { 0 };
+	struct race rc = { 0 };
+	struct smp_vm s;
+	int ret, none = -1;
+	bool ok = false;
+
+	ret = smp_setup(&s, r0, 1, timeout);
+	if (!ret)
+		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
+		      eventfd_raise(fds[0]);
+	if (!ret) {
+		raised++;
+		ret = vt_until(&s.vt[0], GUEST_PORT_PRE_EOI, timeout) ?:
+		      race_commit(&s, &rc, fds, r1, 1, timeout);
+	}
+	if (ret == -EPERM && !rc.dev.raised) {
+		tap_skip("SCHED_FIFO not allowed: cannot order the threads of the race");
+		goto out;
+	}
+	raised += rc.dev.raised;
+	if (!ret) {
+		ret = vt_until(&s.vt[0], GUEST_PORT_POST_EOI, timeout);
+		at_old_eoi = take(fds[1]);
+	}
+	/* The device still asserts: it raises again at the resample. */
+	if (!ret) {
+		none = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ret = round_trip(&s.vt[1], fds[0], fds[1], none, &t1, timeout);
+		raised += t1.raised;
+	}
+	if (!ret) {
+		c0 = vcpu_count(&s.vm->vcpu[0]);
+		c1 = vcpu_count(&s.vm->vcpu[1]);
+	}
+	resampled = rc.dev.resampled + at_old_eoi + t1.resampled;
+	race_preempt_diag("KVM_SET_GSI_ROUTING");
+	tap_diag("retarget race: raised=%u delivered=%u/%u (vCPU 0/1) resampled=%u",
+		 raised, c0, c1, resampled);
+	tap_diag("  device: %d, resampled %u (change + vCPU 1's EOI), %u doubled",
+		 rc.dev.ret, rc.dev.resampled, rc.dev.doubled);
+	tap_diag("  resampled at vCPU 0's EOI %u, at the next one's on vCPU 1 %u",
+		 at_old_eoi, t1.resampled);
+	ok = !ret && raised == 3 && rc.dev.raised == 1 && !rc.dev.ret &&
+	     rc.dev.resampled == 2 && !rc.dev.doubled && at_old_eoi == 0 &&
+	     c0 == 1 && c1 == 2 && t1.resampled == 1 && !t1.early &&
+	     !t1.missing && quiet_both(&s, &fds[1], 1);
+	tap_result(ok,
+		   "route moved to APIC ID 1 in service, the device re-raises at the resample: %s",
+		   "vCPU 1's EOIs resampled once each, none at vCPU 0's");
+out:
+	if (none >= 0)
+		close(none);
+	close_fds(fds, 2);
+	smp_destroy(&s);
+}
+
 int main(void)
 {
 	int iters = test_iterations(200);
@@ -629,5 +714,7 @@ int main(void)
 	test_per_vcpu(iters, timeout);
 	test_exit_per_vcpu(timeout);
 	test_retarget(timeout);
+	test_race_appear(timeout);
+	test_race_retarget(timeout);
 	return tap_finish();
 }

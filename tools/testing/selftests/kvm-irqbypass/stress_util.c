@@ -223,33 +223,6 @@ int edu_msi_trigger(struct edu_dev *edu, int fd)
 			     VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds);
 }
 
-bool read_text_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
-bool write_text_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok;
-}
-
 bool fastpath_enabled(void)
 {
 	char buf[16];

@@ -120,10 +120,6 @@ void fastpath_trace_stop(void);
 /* This irq's (irq < 0: any irq's) hit and miss events since the start. */
 void fastpath_trace_count(int irq, long long *hits, long long *misses);
 
-/* Whole-file helpers for sysfs, procfs and tracefs. */
-bool read_text_file(const char *path, char *buf, size_t size);
-bool write_text_file(const char *path, const char *s);
-
 /*
  * Kernel log watch: kmsg_watch() remembers the end of the log,
  * kmsg_splats() prints and counts the lines added since that match a WARN,
