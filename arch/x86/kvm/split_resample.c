@@ -316,17 +316,22 @@ void kvm_split_resample_post_routing_update(struct kvm *kvm)
 }
 
 /*
- * KVM_IRQ_LINE on a split irqchip: the VMM's IOAPIC raises a pin itself
- * (QEMU's does for emulated level devices) and waits for the EOI exit to
- * clear Remote IRR.  Remember the raise, so that the next EOI of a vector
- * routed from @gsi exits even with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT.
- * ioctl context; lockless (the VM outlives its ioctls).
+ * KVM_IRQ_LINE, any irqchip (only a split one with the capability has an
+ * entry).  The VMM's IOAPIC raises a pin itself (QEMU's does for emulated
+ * level devices) and waits for the EOI exit to clear Remote IRR.  Remember
+ * the raise, so that the next EOI of a vector routed from @gsi exits even
+ * with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT.  ioctl context; lockless (the VM
+ * outlives its ioctls).
  */
 void kvm_split_resample_irq_line(struct kvm *kvm, u32 gsi, int level)
 {
-	struct split_resample *sr = split_resample_get(kvm);
+	struct split_resample *sr;
 
-	if (sr && level && gsi < sr->nr_pins &&
+	/* A full in-kernel irqchip's lines pay no lookup. */
+	if (!level || !irqchip_split(kvm))
+		return;
+	sr = split_resample_get(kvm);
+	if (sr && gsi < sr->nr_pins &&
 	    !test_bit(gsi, sr->user_raised))
 		set_bit(gsi, sr->user_raised);
 }
