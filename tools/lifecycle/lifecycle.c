@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * lifecycle: the cost of setting up and tearing down interrupt pairings
+ * (KVM irqfd consumer <-> VFIO producer), and whether one VM's churn
+ * disturbs another VM's interrupts.  Runs inside the kit's testbed; see
+ * Documentation/benchmarks.rst, "Lifecycle".
+ *
+ * Cases (one CSV row each per vector count):
+ *   irqfd         KVM_IRQFD assign + deassign of N irqfds (one op = one
+ *                 assign and one deassign); eventfd #0 is the edu's MSI
+ *                 trigger (VFIO_DEVICE_SET_IRQS), so its irqfd pairs with
+ *                 the vfio producer; the others are plain eventfds.
+ *   trigger-swap  VFIO_DEVICE_SET_IRQS swapping MSI vector 0's trigger
+ *                 between two eventfds that both have irqfds (what QEMU
+ *                 does on a guest's MSI-X mask toggle: each swap
+ *                 unregisters and re-registers the vfio producer), while
+ *                 a second VM on a second edu measures its MSI latency
+ *                 with irqlat's code (tools/irqlat/vmm.c).
+ *   vm            KVM_CREATE_VM, vCPU, N MSI routes, N irqfds, close.
+ *
+ * Times are CLOCK_MONOTONIC around the loop; IPIs are the CAL and TLB
+ * lines of /proc/interrupts (sum over CPUs) over the loop.  A benchmark:
+ * nothing is judged, but every ioctl is checked and any failure exits 2.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "irqlat.h"
+#include "kvm_util_lite.h"
+#include "tap.h"
+#include "vfio_util_lite.h"
+
+#define CSV_HEADER \
+	"case,vectors,kernel,modules,ops,ns_per_op,ipis_per_op,other_vm_p99_ns"
+#define OTHER_HEADER \
+	"kernel,modules,quiet_p99_ns,quiet_med_ns,churn_p99_ns,churn_med_ns,churn_swaps"
+
+#define FIRST_GSI	TEST_MSI_GSI
+#define MAX_VECTORS	2048
+#define MAX_EDUS	4
+/* The churn gives up if the other VM has not finished by then. */
+#define SWAP_TIMEOUT_MS	120000
+/* Swaps at least, however soon the other VM is done. */
+#define SWAP_MIN_OPS	16
+
+struct opts {
+	long min_ops;		/* at least this many ops per row ... */
+	long min_ms;		/* ... and at least this long ... */
+	long max_ms;		/* ... but stop after the round that ends here */
+	long vm_min_ops;	/* the vm case's min_ops (ops are whole VMs) */
+	unsigned int other_n;	/* the other VM's interrupts */
+	char kernel[64], modules[64];
+	bool verbose;
+};
+
+struct row {
+	const char *name;
+	unsigned int vectors;
+	long ops;
+	double ns_per_op, ipis_per_op;
+	double other_p99_ns;	/* < 0: not measured */
+};
+
+static bool verbose;
+
+/* The selftest libraries report through these; diagnostics go to stderr. */
+void tap_diag_fmt(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	fprintf(stderr, "lifecycle: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tap_bail_fmt(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lifecycle: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lifecycle: error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		fail("clock_gettime: %s", strerror(errno));
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Sum over CPUs of the CAL (function call) and TLB (shootdown) IPIs. */
+static long long ipis(void)
+{
+	long long total = 0;
+	char line[4096];
+	bool seen = false;
+	FILE *f;
+
+	f = fopen("/proc/interrupts", "re");
+	if (!f)
+		fail("/proc/interrupts: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "CAL:", 4) && strncmp(p, "TLB:", 4))
+			continue;
+		seen = true;
+		for (p += 4; ; p = end) {
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			total += v;
+		}
+	}
+	fclose(f);
+	if (!seen)
+		fail("/proc/interrupts has no CAL or TLB line");
+	return total;
+}
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		fail("sched_setaffinity(CPU %d): %s", cpu, strerror(errno));
+}
+
+/* The edus' PCI addresses, sorted: the first is VM 1's, the second VM 2's. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static unsigned int find_edus(char bdf[][32])
+{
+	unsigned long vendor, device;
+	char path[320], buf[32];
+	unsigned int n = 0;
+	struct dirent *de;
+	FILE *f;
+	DIR *dir;
+
+	dir = opendir("/sys/bus/pci/devices");
+	if (!dir)
+		fail("/sys/bus/pci/devices: %s", strerror(errno));
+	while ((de = readdir(dir)) && n < MAX_EDUS) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= 32)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor",
+			 de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		vendor = fgets(buf, sizeof(buf), f) ? strtoul(buf, NULL, 16) : 0;
+		fclose(f);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device",
+			 de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		device = fgets(buf, sizeof(buf), f) ? strtoul(buf, NULL, 16) : 0;
+		fclose(f);
+		if (vendor == EDU_VENDOR && device == EDU_DEVICE)
+			snprintf(bdf[n++], 32, "%s", de->d_name);
+	}
+	closedir(dir);
+	qsort(bdf, n, 32, cmp_str);
+	return n;
+}
+
+static void open_edu(struct edu_dev *edu, const char *bdf)
+{
+	int ret;
+
+	setenv("EDU_BDF", bdf, 1);
+	ret = edu_open(edu);
+	if (ret)
+		fail("edu %s: open: %s", bdf, strerror(-ret));
+	ret = edu_check_alive(edu);
+	if (!ret)
+		ret = edu_enable_bus_master(edu);
+	if (ret)
+		fail("edu %s: %s", bdf, strerror(-ret));
+}
+
+static void msi_trigger(struct edu_dev *edu, int fd)
+{
+	int ret = vfio_set_irqs(edu->device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+				VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd);
+
+	if (ret)
+		fail("VFIO_DEVICE_SET_IRQS(MSI trigger = eventfd %d): %s", fd,
+		     strerror(-ret));
+}
+
+static void msi_off(struct edu_dev *edu)
+{
+	int ret = vfio_set_irqs(edu->device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+				VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+
+	if (ret)
+		fail("VFIO_DEVICE_SET_IRQS(MSI off): %s", strerror(-ret));
+}
+
+static int *eventfds(unsigned int n)
+{
+	int *fd = calloc(n, sizeof(*fd));
+	unsigned int i;
+
+	if (!fd)
+		fail("out of memory");
+	for (i = 0; i < n; i++) {
+		fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (fd[i] < 0)
+			fail("eventfd #%u: %s", i, strerror(errno));
+	}
+	return fd;
+}
+
+static void close_fds(int *fd, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		close(fd[i]);
+	free(fd);
+}
+
+static struct lite_vm *new_vm(void)
+{
+	struct lite_vm *vm = vm_create(IRQCHIP_KERNEL);
+
+	if (!vm)
+		fail("creating a VM failed (run with -v for the cause)");
+	return vm;
+}
+
+/* GSIs FIRST_GSI.. FIRST_GSI + n - 1, each an MSI route to APIC ID 0. */
+static void set_routes(struct lite_vm *vm, unsigned int n)
+{
+	struct kvm_irq_routing *r;
+	unsigned int i;
+
+	r = calloc(1, sizeof(*r) + n * sizeof(r->entries[0]));
+	if (!r)
+		fail("out of memory");
+	r->nr = n;
+	for (i = 0; i < n; i++) {
+		r->entries[i].gsi = FIRST_GSI + i;
+		r->entries[i].type = KVM_IRQ_ROUTING_MSI;
+		r->entries[i].u.msi.address_lo = LAPIC_BASE;
+		r->entries[i].u.msi.data = 0x40 + i % 0x80;
+	}
+	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) < 0)
+		fail("KVM_SET_GSI_ROUTING(%u MSI routes): %s", n,
+		     strerror(errno));
+	free(r);
+}
+
+static void irqfd(struct lite_vm *vm, int fd, unsigned int i, bool assign)
+{
+	int ret = vm_irqfd(vm, fd, FIRST_GSI + i,
+			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
+
+	if (ret)
+		fail("KVM_IRQFD(%s eventfd #%u, gsi %u): %s",
+		     assign ? "assign" : "deassign", i, FIRST_GSI + i,
+		     strerror(-ret));
+}
+
+/*
+ * The kit's manager lists its tokens in debugfs; count the paired ones
+ * (-1 when there is no such file: stock modules).  A diagnostic only.
+ */
+static int paired_tokens(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/irqbypass/tokens", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int p, c, paired;
+
+		if (sscanf(line, "%*s %u %u %u", &p, &c, &paired) == 3 &&
+		    paired)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Should another round run?  ops and elapsed so far. */
+static bool more(const struct opts *o, long min_ops, long ops, double ns)
+{
+	if (!ops)
+		return true;
+	if (ns >= o->max_ms * 1e6)
+		return false;
+	return ops < min_ops || ns < o->min_ms * 1e6;
+}
+
+static void finish(struct row *r, long ops, double ns, long long ipi)
+{
+	r->ops = ops;
+	r->ns_per_op = ns / ops;
+	r->ipis_per_op = (double)ipi / ops;
+}
+
+static void case_irqfd(const struct opts *o, struct edu_dev *edu,
+		       unsigned int n, struct row *r)
+{
+	struct lite_vm *vm = new_vm();
+	int *fd = eventfds(n);
+	long long ipi0;
+	double t0, ns;
+	unsigned int i;
+	long ops = 0;
+	int paired;
+
+	set_routes(vm, n);
+	msi_trigger(edu, fd[0]);
+	/* Warm-up round, which also tells whether #0 pairs. */
+	for (i = 0; i < n; i++)
+		irqfd(vm, fd[i], i, true);
+	paired = paired_tokens();
+	for (i = 0; i < n; i++)
+		irqfd(vm, fd[i], i, false);
+
+	ipi0 = ipis();
+	t0 = now_ns();
+	do {
+		for (i = 0; i < n; i++)
+			irqfd(vm, fd[i], i, true);
+		for (i = 0; i < n; i++)
+			irqfd(vm, fd[i], i, false);
+		ops += n;
+		ns = now_ns() - t0;
+	} while (more(o, o->min_ops, ops, ns));
+	finish(r, ops, ns, ipis() - ipi0);
+	printf("# irqfd/%u: %ld ops in %.1f ms, paired tokens while assigned: %d%s\n",
+	       n, ops, ns / 1e6, paired, paired < 0 ? " (no debugfs file)" : "");
+	msi_off(edu);
+	vm_destroy(vm);
+	close_fds(fd, n);
+}
+
+static void case_vm(const struct opts *o, struct edu_dev *edu,
+		    unsigned int n, struct row *r)
+{
+	struct guest_params params = { .vector = IRQLAT_VECTOR };
+	int *fd = eventfds(n);
+	struct lite_vm *vm;
+	long long ipi0 = 0;
+	double t0 = 0, ns = 0;
+	unsigned int i;
+	long ops = 0;
+	bool warm = false;
+
+	msi_trigger(edu, fd[0]);
+	for (;;) {
+		vm = new_vm();
+		if (vm_start_guest(vm, &params))
+			fail("creating the vCPU failed (run with -v)");
+		set_routes(vm, n);
+		for (i = 0; i < n; i++)
+			irqfd(vm, fd[i], i, true);
+		vm_destroy(vm);
+		/* The first VM is a warm-up, not timed. */
+		if (!warm) {
+			warm = true;
+			ipi0 = ipis();
+			t0 = now_ns();
+			continue;
+		}
+		ops++;
+		ns = now_ns() - t0;
+		if (!more(o, o->vm_min_ops, ops, ns))
+			break;
+	}
+	finish(r, ops, ns, ipis() - ipi0);
+	printf("# vm/%u: %ld VMs in %.1f ms\n", n, ops, ns / 1e6);
+	msi_off(edu);
+	close_fds(fd, n);
+}
+
+/* What the other VM's process hands back through shared memory. */
+struct other_result {
+	int done;		/* set last */
+	int rc;
+	double p99_ns, med_ns;
+};
+
+/*
+ * The other VM: irqlat's MSI scenario with the in-kernel irqchip on the
+ * second edu, its vCPU and the edu's host IRQ on @cpu.  Runs in a child
+ * process (irqlat's watchdog is a process-wide SIGALRM).
+ */
+static pid_t other_vm_start(const struct opts *o, const char *bdf, int cpu,
+			    struct other_result *out)
+{
+	struct irqlat_opts io = {
+		.n = o->other_n, .stall_ms = 20000, .quiet_ms = 0,
+		.control = false, .verbose = o->verbose,
+		.vcpu_cpu = cpu, .irq_cpu = cpu, .io_cpu = -1,
+	};
+	struct irqlat_result res;
+	char why[160] = "";
+	pid_t pid;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork: %s", strerror(errno));
+	if (pid)
+		return pid;
+	setenv("EDU_BDF", bdf, 1);
+	ret = irqlat_run(IRQ_MSI, CHIP_KERNEL, &io, &res, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "lifecycle: other VM (irqlat msi/kernel on %s): %s %s\n",
+			bdf, strerror(-ret), why);
+		out->rc = 2;
+	} else if (res.lost || res.doubled || !res.nr_samples) {
+		fprintf(stderr,
+			"lifecycle: other VM: raised %u, delivered %u: %u lost, %u doubled\n",
+			res.raised, res.delivered, res.lost, res.doubled);
+		out->rc = 1;
+	}
+	out->p99_ns = res.lat_p99_ns;
+	out->med_ns = res.lat_med_ns;
+	__atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+	_exit(out->rc);
+}
+
+static void other_vm_wait(pid_t pid, const struct other_result *out)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		fail("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || !out->done)
+		fail("the other VM's irqlat run failed (status 0x%x)", status);
+}
+
+static void case_swap(const struct opts *o, struct edu_dev *edu,
+		      const char *other_bdf, FILE *other_csv, struct row *r)
+{
+	struct other_result *out;
+	struct lite_vm *vm = new_vm();
+	int *fd = eventfds(2);
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), other_cpu = -1;
+	double quiet_p99, quiet_med, t0, ns;
+	long long ipi0;
+	long ops = 0;
+	pid_t pid;
+
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	/* The churn on CPU 0, the other VM on the last CPU. */
+	if (ncpu >= 2) {
+		other_cpu = ncpu - 1;
+		pin_self(0);
+	}
+
+	/* The other VM alone first: its latency without churn. */
+	pid = other_vm_start(o, other_bdf, other_cpu, out);
+	other_vm_wait(pid, out);
+	quiet_p99 = out->p99_ns;
+	quiet_med = out->med_ns;
+
+	set_routes(vm, 2);
+	irqfd(vm, fd[0], 0, true);
+	irqfd(vm, fd[1], 1, true);
+	msi_trigger(edu, fd[0]);
+	printf("# trigger-swap: paired tokens before the loop: %d\n",
+	       paired_tokens());
+
+	pid = other_vm_start(o, other_bdf, other_cpu, out);
+	ipi0 = ipis();
+	t0 = now_ns();
+	/* Swap until the other VM is done (and SWAP_MIN_OPS times). */
+	while (!__atomic_load_n(&out->done, __ATOMIC_ACQUIRE) ||
+	       ops < SWAP_MIN_OPS) {
+		msi_trigger(edu, fd[++ops & 1]);
+		if (!(ops & 63) && now_ns() - t0 >= SWAP_TIMEOUT_MS * 1e6)
+			fail("the other VM did not finish in %d ms of swapping",
+			     SWAP_TIMEOUT_MS);
+	}
+	ns = now_ns() - t0;
+	finish(r, ops, ns, ipis() - ipi0);
+	other_vm_wait(pid, out);
+	r->other_p99_ns = out->p99_ns;
+	printf("# trigger-swap: %ld swaps in %.1f ms\n", ops, ns / 1e6);
+	printf("# other VM: p99 %.0f ns (med %.0f); without churn p99 %.0f ns (med %.0f)\n",
+	       out->p99_ns, out->med_ns, quiet_p99, quiet_med);
+	if (other_csv)
+		fprintf(other_csv, "%s,%s,%.0f,%.0f,%.0f,%.0f,%ld\n",
+			o->kernel, o->modules, quiet_p99, quiet_med,
+			out->p99_ns, out->med_ns, ops);
+
+	msi_off(edu);
+	irqfd(vm, fd[0], 0, false);
+	irqfd(vm, fd[1], 1, false);
+	vm_destroy(vm);
+	close_fds(fd, 2);
+	munmap(out, sizeof(*out));
+	if (ncpu >= 2) {
+		cpu_set_t all;
+		int c;
+
+		CPU_ZERO(&all);
+		for (c = 0; c < ncpu; c++)
+			CPU_SET(c, &all);
+		if (sched_setaffinity(0, sizeof(all), &all))
+			fail("sched_setaffinity: %s", strerror(errno));
+	}
+}
+
+static void print_row(FILE *f, const struct opts *o, const struct row *r)
+{
+	fprintf(f, "%s,%u,%s,%s,%ld,%.1f,%.3f,", r->name, r->vectors,
+		o->kernel, o->modules, r->ops, r->ns_per_op, r->ipis_per_op);
+	if (r->other_p99_ns < 0)
+		fprintf(f, "-\n");
+	else
+		fprintf(f, "%.0f\n", r->other_p99_ns);
+	fflush(f);
+}
+
+/* Is @name in the comma-separated @list? */
+static bool has_case(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
+static void check_cases(const char *list)
+{
+	char *copy = strdup(list), *tok, *save;
+
+	if (!copy)
+		fail("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "irqfd") && strcmp(tok, "trigger-swap") &&
+		    strcmp(tok, "vm"))
+			fail("--cases: unknown case '%s'", tok);
+	free(copy);
+}
+
+/* Room for 1024 eventfds and the VMs' files. */
+static void raise_nofile(unsigned int need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		fail("getrlimit: %s", strerror(errno));
+	if (rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		fail("setrlimit(RLIMIT_NOFILE, %u): %s", need, strerror(errno));
+}
+
+static unsigned int parse_vectors(const char *s, unsigned int *v)
+{
+	unsigned int n = 0;
+	char *copy, *tok, *save, *end;
+	unsigned long x;
+
+	copy = strdup(s);
+	if (!copy)
+		fail("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && n < 8;
+	     tok = strtok_r(NULL, ",", &save)) {
+		x = strtoul(tok, &end, 10);
+		if (*end || !x || x > MAX_VECTORS)
+			fail("--vectors: '%s' is not 1..%d", tok, MAX_VECTORS);
+		v[n++] = x;
+	}
+	free(copy);
+	if (!n)
+		fail("--vectors: empty");
+	return n;
+}
+
+static long parse_long(const char *s, const char *what, long min)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*end || v < min || v > 1000000000)
+		fail("%s: bad number '%s'", what, s);
+	return v;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: lifecycle [options]\n"
+		"  --cases LIST       irqfd,trigger-swap,vm (default all)\n"
+		"  --vectors LIST     N for irqfd and vm (default 1,64,1024)\n"
+		"  --kernel LABEL     kernel column (e.g. 6.12-generic)\n"
+		"  --modules LABEL    modules column (stock or kit)\n"
+		"  --csv-file F       rows (with the header) to F as well as stdout\n"
+		"  --other-csv-file F the other VM's latencies, quiet and under churn\n"
+		"  --no-header        no CSV header on stdout\n"
+		"  --min-ops N        irqfd ops per row at least (default 1024)\n"
+		"  --vm-min-ops N     VMs per vm row at least (default 8)\n"
+		"  --min-ms MS        and at least this long (default 100)\n"
+		"  --max-ms MS        stop after the round that passes MS (default 2000)\n"
+		"                     (trigger-swap: until the other VM is done)\n"
+		"  --other-n N        the other VM's interrupts (default 500)\n"
+		"  -v, --verbose      the helpers' diagnostics on stderr\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cases", required_argument, NULL, 'c' },
+		{ "vectors", required_argument, NULL, 'V' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "modules", required_argument, NULL, 'm' },
+		{ "csv-file", required_argument, NULL, 'F' },
+		{ "other-csv-file", required_argument, NULL, 'O' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "min-ops", required_argument, NULL, 'o' },
+		{ "vm-min-ops", required_argument, NULL, 'M' },
+		{ "min-ms", required_argument, NULL, 't' },
+		{ "max-ms", required_argument, NULL, 'T' },
+		{ "other-n", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = {
+		.min_ops = 1024, .vm_min_ops = 8, .min_ms = 100,
+		.max_ms = 2000, .other_n = 500,
+		.kernel = "unknown", .modules = "unknown",
+	};
+	const char *cases = "irqfd,trigger-swap,vm";
+	unsigned int vec[8] = { 1, 64, 1024 }, nvec = 3, i, nedu;
+	FILE *csv = NULL, *other_csv = NULL;
+	char edus[MAX_EDUS][32];
+	struct edu_dev edu;
+	bool header = true;
+	struct row r;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			cases = optarg;
+			break;
+		case 'V':
+			nvec = parse_vectors(optarg, vec);
+			break;
+		case 'k':
+			snprintf(o.kernel, sizeof(o.kernel), "%s", optarg);
+			break;
+		case 'm':
+			snprintf(o.modules, sizeof(o.modules), "%s", optarg);
+			break;
+		case 'F':
+		case 'O':
+			if (opt == 'F')
+				csv = fopen(optarg, "we");
+			else
+				other_csv = fopen(optarg, "we");
+			if (!(opt == 'F' ? csv : other_csv))
+				fail("%s: %s", optarg, strerror(errno));
+			break;
+		case 'H':
+			header = false;
+			break;
+		case 'o':
+			o.min_ops = parse_long(optarg, "--min-ops", 1);
+			break;
+		case 'M':
+			o.vm_min_ops = parse_long(optarg, "--vm-min-ops", 1);
+			break;
+		case 't':
+			o.min_ms = parse_long(optarg, "--min-ms", 0);
+			break;
+		case 'T':
+			o.max_ms = parse_long(optarg, "--max-ms", 1);
+			break;
+		case 'n':
+			o.other_n = parse_long(optarg, "--other-n", 1);
+			if (o.other_n > IRQLAT_MAX_SAMPLES)
+				fail("--other-n: at most %u", IRQLAT_MAX_SAMPLES);
+			break;
+		case 'v':
+			verbose = true;
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < nvec; i++)
+		raise_nofile(vec[i] + 256);
+	check_cases(cases);
+	nedu = find_edus(edus);
+	if (!nedu)
+		fail("no edu device (1234:11e8)");
+	if (has_case(cases, "trigger-swap") && nedu < 2)
+		fail("trigger-swap needs a second edu (-device edu) for the other VM");
+
+	if (header)
+		printf("%s\n", CSV_HEADER);
+	if (csv)
+		fprintf(csv, "%s\n", CSV_HEADER);
+	if (other_csv)
+		fprintf(other_csv, "%s\n", OTHER_HEADER);
+
+	open_edu(&edu, edus[0]);
+	printf("# VM 1's edu %s%s%s\n", edus[0],
+	       nedu > 1 ? ", the other VM's edu " : "", nedu > 1 ? edus[1] : "");
+	for (i = 0; i < nvec && has_case(cases, "irqfd"); i++) {
+		r = (struct row){ .name = "irqfd", .vectors = vec[i],
+				  .other_p99_ns = -1 };
+		case_irqfd(&o, &edu, vec[i], &r);
+		print_row(stdout, &o, &r);
+		if (csv)
+			print_row(csv, &o, &r);
+	}
+	if (has_case(cases, "trigger-swap")) {
+		r = (struct row){ .name = "trigger-swap", .vectors = 1,
+				  .other_p99_ns = -1 };
+		case_swap(&o, &edu, edus[1], other_csv, &r);
+		print_row(stdout, &o, &r);
+		if (csv)
+			print_row(csv, &o, &r);
+	}
+	for (i = 0; i < nvec && has_case(cases, "vm"); i++) {
+		r = (struct row){ .name = "vm", .vectors = vec[i],
+				  .other_p99_ns = -1 };
+		case_vm(&o, &edu, vec[i], &r);
+		print_row(stdout, &o, &r);
+		if (csv)
+			print_row(csv, &o, &r);
+	}
+	edu_close(&edu);
+	if (csv && fclose(csv))
+		fail("writing the CSV: %s", strerror(errno));
+	if (other_csv && fclose(other_csv))
+		fail("writing the other VM's CSV: %s", strerror(errno));
+	return 0;
+}
