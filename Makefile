@@ -20,6 +20,8 @@
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
 #   make irqlat               build tools/irqlat (the benchmark VMM)
 #   make bench-irqbypass      stock vs kit irqbypass manager: build/report/irqbypass.csv
+#   make bench-lifecycle      irqfd/VFIO pairing setup and teardown, stock vs kit,
+#                             generic+rt: build/report/lifecycle.csv
 #   make netbench             TCP_RR through an assigned e1000e into an L2 Linux
 #                             guest (QEMU), stock vs kit: build/report/tcprr.csv
 
@@ -38,7 +40,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass netbench
+	bench-irqbypass bench-lifecycle netbench
 
 all modules:
 	@$(K)/build.sh
@@ -83,6 +85,9 @@ irqlat:
 
 bench-irqbypass:
 	@$(K)/bench-irqbypass.sh
+
+bench-lifecycle:
+	@$(K)/bench-lifecycle.sh
 
 demo:
 	@$(K)/demo.sh
