@@ -662,7 +662,7 @@ static void usage(FILE *f)
 		"  --other-csv-file F the other VM's latencies, quiet and under churn\n"
 		"  --no-header        no CSV header on stdout\n"
 		"  --min-ops N        irqfd ops per row at least (default 1024)\n"
-		"  --vm-min-ops N     VMs per vm row at least (default 8)\n"
+		"  --vm-min-ops N     VMs per vm row at least (default 16)\n"
 		"  --min-ms MS        and at least this long (default 100)\n"
 		"  --max-ms MS        stop after the round that passes MS (default 2000)\n"
 		"                     (trigger-swap: until the other VM is done)\n"
@@ -690,7 +690,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = {
-		.min_ops = 1024, .vm_min_ops = 8, .min_ms = 100,
+		.min_ops = 1024, .vm_min_ops = 16, .min_ms = 100,
 		.max_ms = 2000, .other_n = 500,
 		.kernel = "unknown", .modules = "unknown",
 	};
