@@ -118,7 +118,8 @@ def main():
 
     head = ["case", "vectors", "kernel", "modules", "ops", "ns/op",
             "IPIs/op", "other VM p99 ns", "quiet p99 ns",
-            "ns/op kit/stock", "IPIs/op kit/stock", "p99 kit/stock"]
+            "p99 churn/quiet", "ns/op kit/stock", "IPIs/op kit/stock",
+            "p99 kit/stock"]
     table = []
     for r in rows:
         s = stock_of(r)
@@ -131,6 +132,8 @@ def main():
             r["case"], r["vectors"], r["kernel"], r["modules"], r["ops"],
             fmt(r["ns_per_op"], 0), fmt(r["ipis_per_op"], 2),
             fmt(r["other_vm_p99_ns"], 0), fmt(quiet, 0),
+            ratio(r["other_vm_p99_ns"], quiet)
+            if r["case"] == "trigger-swap" else "-",
             ratio(r["ns_per_op"], s["ns_per_op"]) if kit else "-",
             ratio(r["ipis_per_op"], s["ipis_per_op"]) if kit else "-",
             ratio(r["other_vm_p99_ns"], s["other_vm_p99_ns"])
@@ -160,7 +163,7 @@ def main():
         "CPUs, over the loop.",
         "other VM p99 ns: irqlat msi/kernel on a second edu in a second VM "
         "during the swaps; quiet p99 ns: the same VM just before, without "
-        "swaps.",
+        "swaps; p99 churn/quiet: the disturbance (1.00: none).",
         "kit/stock: the kit row against the stock row of the same case, "
         "vectors and kernel (below 1: the kit is cheaper).",
     ]
