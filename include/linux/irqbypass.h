@@ -100,10 +100,11 @@ void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer);
  * @cons: the consumer the handler was attached to
  * @prod: the producer raising the interrupt (paired with @cons)
  *
- * Context: hard irq (or the producer's irq thread on PREEMPT_RT), inside an
- * RCU read-side critical section; must not sleep and must not take sleeping
- * locks (raw spinlocks only).  Called only while @cons is registered and
- * connected to @prod.
+ * Context: where the producer calls irq_bypass_fastpath(): its hard-irq
+ * handler (also on PREEMPT_RT), interrupts disabled; must not sleep and
+ * must not take sleeping locks (raw spinlocks only).  Called only while
+ * @cons is registered and connected to a producer registered with
+ * irq_bypass_register_fast_producer().
  *
  * Return: 0 if the interrupt was delivered, a negative errno (typically
  * -EWOULDBLOCK) if the producer must use its normal path instead.
@@ -126,6 +127,18 @@ struct irq_bypass_stats {
 	bool paired;
 };
 
+/**
+ * typedef irq_bypass_sync_t - wait for a fast producer's running calls
+ * @prod: the producer
+ *
+ * Returns once no irq_bypass_fastpath() call by @prod that started before
+ * is still running.  Context: process, may sleep; called with the
+ * manager's mutex held, so it must not wait for a grace period.
+ */
+typedef void (*irq_bypass_sync_t)(struct irq_bypass_producer *prod);
+
+int irq_bypass_register_fast_producer(struct irq_bypass_producer *producer,
+				      irq_bypass_sync_t sync);
 int irq_bypass_set_consumer_handler(struct irq_bypass_consumer *cons,
 				    irq_bypass_fast_handler_t handler);
 int irq_bypass_fastpath(struct irq_bypass_producer *prod);

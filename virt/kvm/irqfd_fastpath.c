@@ -27,6 +27,7 @@
 #include <linux/kvm_host.h>
 #include <linux/kvm_irqfd.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/seqlock.h>
 #include <linux/srcu.h>
@@ -102,14 +103,19 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
  * route, and report failure in every case where irqfd_wakeup() would
  * defer to its work item or where we cannot tell without waiting.
  *
- * Context: hard irq, interrupts disabled, also on PREEMPT_RT; called by
- * irq_bypass_fastpath() inside rcu_read_lock(), which keeps the irqfd
- * alive (the manager waits for a grace period before irqfd_shutdown() can
- * unregister the consumer and free it).  kvm->irq_srcu is read-held like
- * irqfd_wakeup() does.  kvm_arch_set_irq_inatomic() on an MSI route reads
- * the APIC map under RCU and sets IRR bits, kicks or wakes the vCPU:
+ * Context: hard irq, interrupts disabled, also on PREEMPT_RT: the handler
+ * of the paired vfio vector.  The irqfd stays alive while this runs: the
+ * manager hides the consumer and then waits for the vector's handler
+ * (synchronize_hardirq()) before irqfd_shutdown() can unregister and free
+ * it.  kvm->irq_srcu is read-held like irqfd_wakeup() does.
+ * kvm_arch_set_irq_inatomic() on an MSI route reads the APIC map under
+ * RCU and sets IRR bits, kicks or wakes the vCPU:
  * atomic operations and raw locks (scheduler) only.  Other route types are
  * never passed to it (the Xen event channel path takes an rwlock_t).
+ * Upstream calls it only from irqfd_wakeup(), under the eventfd's
+ * wait-queue lock (interrupts off on !PREEMPT_RT only); here interrupts
+ * are off on every kernel, which is asserted, so all it may take is raw
+ * locks (PROVE_RAW_LOCK_NESTING checks that in the rt debug campaign).
  *
  * Return: 0 if injected; -EBUSY if the route is being written or the
  * irqfd is being deassigned; -EWOULDBLOCK if not an MSI route or the
@@ -124,6 +130,7 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 	struct kvm *kvm = irqfd->kvm;
 	int idx, ret;
 
+	lockdep_assert_irqs_disabled();
 	idx = srcu_read_lock(&kvm->irq_srcu);
 
 	/*

@@ -18,8 +18,9 @@
  * many operations were timed); samples (the fastest of this many timed
  * samples is reported); verbose (print every sample); settle (wait for
  * pending kfree_rcu() before each sample); skip_stock; fast_pairs (also time
- * the kit's manager with a fast handler attached to every consumer, where
- * unregistering a pair waits for an RCU grace period; a comment line).
+ * the kit's manager with fast producers, as vfio-pci registers them, and a
+ * fast handler on every consumer, where unpairing waits with
+ * synchronize_hardirq() on the producer's irq; a comment line).
  */
 
 #include <linux/irqbypass.h>
@@ -291,7 +292,7 @@ static s64 bench_mgr(const struct bench_mgr *m, struct bench_set *s)
 }
 
 /*
- * Kit manager, consumers with a fast handler: register (consumer, handler,
+ * Kit manager, fast producers and consumers with a fast handler: register (consumer, handler,
  * producer) then unregister n pairs.  Returns ns per register/unregister
  * operation * 100, or < 0.  Context: process, may sleep.
  */
@@ -311,8 +312,11 @@ static s64 bench_fast(unsigned int n)
 		if (!ret)
 			ret = irq_bypass_set_consumer_handler(&s.cons[i],
 							      bench_fast_handler);
+		/* As vfio-pci does; synchronize_hardirq() needs an irq > 0. */
+		s.prod[i].irq = i + 1;
 		if (!ret)
-			ret = irq_bypass_register_producer(&s.prod[i]);
+			ret = irq_bypass_register_fast_producer(&s.prod[i],
+								NULL);
 	}
 	for (i = 0; i < n; i++) {
 		irq_bypass_unregister_producer(&s.prod[i]);

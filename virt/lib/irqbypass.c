@@ -1,40 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * IRQ offload/bypass manager: the kvm-irqbypass kit's implementation.
+ * IRQ offload/bypass manager with a hard-irq fast path.
  *
- * Interrupt producers (ex. VFIO MSI vectors) and consumers (ex. KVM irqfds)
- * find each other through a shared token (ex. the eventfd_ctx).  The manager
- * keeps one entry per token in a hash table (resized by doubling), and a
- * registered object records its entry in its private ->node field, so
- * registering, unregistering and the fast path cost O(1) however many tokens
- * exist.
+ * Producers (VFIO MSI vectors, vDPA virtqueues) and consumers (KVM irqfds)
+ * find each other through a token (the eventfd_ctx).  One entry per token
+ * lives in a hash table that grows and shrinks by doubling; a registered
+ * object records its entry in its manager-private ->node, so registering,
+ * unregistering and the fast path cost O(1).
  *
- * Kit extension: a consumer may attach a fast handler; while the pair is
- * connected, the producer can hand an interrupt to it from hard-irq context
- * with irq_bypass_fastpath() and fall back to its normal path when the
- * handler cannot deliver atomically.
+ * A producer registered with irq_bypass_register_fast_producer() may hand
+ * an interrupt to the paired consumer's fast handler from its own hard-irq
+ * handler (irq_bypass_fastpath()).  Only such pairs are published in
+ * ->fast_cons; other producers (vhost-vdpa) pay nothing for the fast path.
  *
- * Locking:
- * - irqbp_lock (mutex) serialises every change: registration, unregistration,
- *   handler changes, and the producer/consumer callbacks (called with it
- *   held, as the stock manager does, so they may sleep).  It also protects
- *   the token hash table, which only process context reads.
- * - Entries are freed with kfree_rcu().  The fast path takes no lock: under
- *   rcu_read_lock() it reads the entry from prod->node and then the entry's
- *   ->prod and ->fast_cons, all with marked accesses.  A consumer is
- *   visible to the fast path (->fast_cons) only while it is connected and
- *   has a handler.  Whoever hides it clears ->fast_cons and waits for an RCU
- *   grace period before calling any del/stop callback or returning to the
- *   caller, so a handler never runs for an unpaired or unregistered
- *   consumer.
- *
- * See Documentation/irqbypass.rst.
+ * Locking: irqbp_lock (mutex) serialises every change and the callbacks of
+ * both sides, as the stock manager does, and protects the hash table.  The
+ * fast path takes no lock: rcu_read_lock() keeps the entry it reads from
+ * prod->node allocated (entries go through kfree_rcu(), nobody waits for
+ * it), and the unpair hides ->fast_cons and then waits only for the
+ * producer's running handler (its sync callback, by default
+ * synchronize_hardirq() on prod->irq): no grace period under irqbp_lock.
  */
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/hash.h>
+#include <linux/interrupt.h>
 #include <linux/irqbypass.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
@@ -47,28 +40,37 @@ MODULE_DESCRIPTION("IRQ bypass manager utility module (kvm-irqbypass kit)");
 
 /**
  * struct irqbp_entry - manager state of one token
- * @hnode: link in irqbp_hash (irqbp_lock)
+ * @hnode: link in irqbp_hash
  * @token: the key
- * @prod: registered producer or NULL.  Written under irqbp_lock, read
- *	locklessly by the fast path.
- * @cons: registered consumer or NULL (irqbp_lock)
- * @handler: @cons's fast handler or NULL.  Written under irqbp_lock only
- *	while @fast_cons is NULL and no fast path can still see the old value.
- * @fast_cons: @cons while it is connected to @prod and has a @handler, else
- *	NULL.  Published with smp_store_release() under irqbp_lock, read with
- *	smp_load_acquire() by the fast path inside an RCU read-side section.
- * @paired: @prod and @cons are connected (irqbp_lock)
+ * @prod: registered producer or NULL; read locklessly by the fast path
+ * @cons: registered consumer or NULL
+ * @sync: waits for @prod's running fast paths; non-NULL iff @prod was
+ *	registered with irq_bypass_register_fast_producer()
+ * @handler: @cons's fast handler or NULL; changed only while @fast_cons is
+ *	NULL and @sync has run
+ * @fast_cons: @cons while it is connected to a fast @prod, has a @handler
+ *	and no other consumer waits on the token, else NULL.  Published with
+ *	smp_store_release(), read with smp_load_acquire() by the fast path.
+ * @refused: consumers refused with -EBUSY on this token (a second irqfd on
+ *	one eventfd) that have not unregistered yet; the fast path stays off
+ *	while there are any, so the eventfd's newest waiter gets the
+ *	interrupts as without the manager
+ * @paired: @prod and @cons are connected
  * @hits: fast-path deliveries since the pair was connected
  * @misses: fast-path calls by @prod that were not delivered
  * @rcu: for kfree_rcu()
+ *
+ * Everything but @hits and @misses is written under irqbp_lock.
  */
 struct irqbp_entry {
 	struct hlist_node hnode;
 	void *token;
 	struct irq_bypass_producer *prod;
 	struct irq_bypass_consumer *cons;
+	irq_bypass_sync_t sync;
 	irq_bypass_fast_handler_t handler;
 	struct irq_bypass_consumer *fast_cons;
+	unsigned int refused;
 	bool paired;
 	atomic64_t hits;
 	atomic64_t misses;
@@ -78,12 +80,12 @@ struct irqbp_entry {
 static DEFINE_MUTEX(irqbp_lock);
 
 /*
- * token -> entry, under irqbp_lock only.  Starts with the static buckets and
- * doubles when the number of entries exceeds the number of buckets, so
- * chains stay short; the rehash is O(n) once per doubling, O(1) amortised.
- * Never shrinks (at most 8 bytes per bucket, sized by the peak).
+ * token -> entry.  Starts with the static buckets, doubles when there are
+ * more entries than buckets and halves when there are fewer than a quarter
+ * (O(1) amortised, chains stay short, memory follows the number of tokens).
  */
 #define IRQBP_HASH_MIN_BITS	6
+#define IRQBP_HASH_MAX_BITS	20
 static struct hlist_head irqbp_hash_min[1 << IRQBP_HASH_MIN_BITS];
 static struct hlist_head *irqbp_hash = irqbp_hash_min;
 static unsigned int irqbp_hash_bits = IRQBP_HASH_MIN_BITS;
@@ -95,55 +97,47 @@ static struct dentry *irqbp_debugfs;
 static unsigned long irqbp_node_key __read_mostly;
 
 /*
- * The ->node field of both structures is documented as manager-private.  We
- * do not link it anywhere: while an object is registered, ->node.next points
- * to its entry and ->node.prev holds a check value computed from the entry,
- * the address of ->node and a random per-boot key.  A zeroed ->node, garbage
- * or a copy of a registered object (other address) does not pass the check,
- * so the entry pointer is used only when the manager wrote it; the caller
- * then checks that the entry points back at the object.  Callers must not
- * write ->node while the object is registered; if they do anyway, the
- * object is still found by its token for unregistration (its fast path
- * then just falls back).
+ * The ->node field of both structures is manager-private.  It is not linked
+ * anywhere: while an object is registered, ->node.next points to its entry
+ * and ->node.prev holds a check value computed from the entry, the address
+ * of ->node and a random per-boot key, so a zeroed ->node, garbage or a
+ * copy of a registered object (other address) is never taken for a mark.
+ * A refused consumer carries the check value with bit 0 flipped.  Callers
+ * must not write ->node while the object is registered; if they do, the
+ * object is still found by its token (its fast path then falls back).
  */
-
-/* Context: any. */
 static struct list_head *irqbp_check(struct list_head *node,
-				     struct irqbp_entry *e)
+				     struct irqbp_entry *e, bool refused)
 {
 	return (struct list_head *)((unsigned long)e ^ (unsigned long)node ^
-				    irqbp_node_key);
+				    irqbp_node_key ^ refused);
 }
 
-/*
- * Context: process, irqbp_lock held.  The release pairs with the acquire in
- * irqbp_marked_entry(): a fast path that sees the check value sees ->next
- * and the initialised entry.
- */
-static void irqbp_mark(struct list_head *node, struct irqbp_entry *e)
+static void irqbp_mark(struct list_head *node, struct irqbp_entry *e,
+		       bool refused)
 {
+	lockdep_assert_held(&irqbp_lock);
 	WRITE_ONCE(node->next, (struct list_head *)e);
 	/* Pairs with smp_load_acquire() in irqbp_marked_entry(). */
-	smp_store_release(&node->prev, irqbp_check(node, e));
+	smp_store_release(&node->prev, irqbp_check(node, e, refused));
 }
 
-/*
- * Context: process, irqbp_lock held.  Clearing the check first makes a
- * concurrent fast path fail the check whichever halves it reads.
- */
+/* Clearing the check first makes a concurrent fast path fail the check. */
 static void irqbp_unmark(struct list_head *node)
 {
+	lockdep_assert_held(&irqbp_lock);
 	WRITE_ONCE(node->prev, NULL);
 	WRITE_ONCE(node->next, NULL);
 }
 
 /*
- * Context: any; irqbp_lock held, or inside an RCU read-side section, which
- * keeps the returned entry allocated (it is unmarked before kfree_rcu()).
- * Returns the entry @node records, or NULL; the caller checks the entry's
- * ->prod or ->cons.
+ * Returns the entry @node's mark (of the given kind) records, or NULL; the
+ * caller checks the entry's ->prod or ->cons.  Context: any; the caller
+ * holds irqbp_lock or is inside an RCU read-side section, which keeps the
+ * entry allocated (it is unmarked before kfree_rcu()).
  */
-static struct irqbp_entry *irqbp_marked_entry(struct list_head *node)
+static struct irqbp_entry *irqbp_marked_entry(struct list_head *node,
+					      bool refused)
 {
 	struct list_head *check;
 	struct irqbp_entry *e;
@@ -151,42 +145,39 @@ static struct irqbp_entry *irqbp_marked_entry(struct list_head *node)
 	/* Pairs with smp_store_release() in irqbp_mark(). */
 	check = smp_load_acquire(&node->prev);
 	e = (struct irqbp_entry *)READ_ONCE(node->next);
-	if (!e || check != irqbp_check(node, e))
+	if (!e || check != irqbp_check(node, e, refused))
 		return NULL;
 	return e;
 }
 
-/* Context: process, irqbp_lock held. */
 static struct hlist_head *irqbp_bucket(void *token)
 {
 	return &irqbp_hash[hash_ptr(token, irqbp_hash_bits)];
 }
 
-/* Context: process, irqbp_lock held.  Returns the entry of @token or NULL. */
 static struct irqbp_entry *irqbp_lookup(void *token)
 {
 	struct irqbp_entry *e;
 
+	lockdep_assert_held(&irqbp_lock);
 	hlist_for_each_entry(e, irqbp_bucket(token), hnode)
 		if (e->token == token)
 			return e;
 	return NULL;
 }
 
-/* Context: process, irqbp_lock held. */
 static struct irqbp_entry *irqbp_find_prod(struct irq_bypass_producer *prod)
 {
-	struct irqbp_entry *e = irqbp_marked_entry(&prod->node);
+	struct irqbp_entry *e = irqbp_marked_entry(&prod->node, false);
 
 	if (!e && prod->token)
 		e = irqbp_lookup(prod->token);
 	return e && e->prod == prod ? e : NULL;
 }
 
-/* Context: process, irqbp_lock held. */
 static struct irqbp_entry *irqbp_find_cons(struct irq_bypass_consumer *cons)
 {
-	struct irqbp_entry *e = irqbp_marked_entry(&cons->node);
+	struct irqbp_entry *e = irqbp_marked_entry(&cons->node, false);
 
 	if (!e && cons->token)
 		e = irqbp_lookup(cons->token);
@@ -194,22 +185,27 @@ static struct irqbp_entry *irqbp_find_cons(struct irq_bypass_consumer *cons)
 }
 
 /*
- * Context: process, may sleep, irqbp_lock held.  Doubles the hash table when
- * it holds more entries than buckets.  If the allocation fails the old table
- * stays (longer chains, still correct).
+ * Rehashes into 2^@bits buckets.  If the allocation fails the old table
+ * stays (longer or sparser chains, still correct).  The table is charged
+ * to the memory cgroup of the task whose registration resized it.
  */
-static void irqbp_hash_grow(void)
+static void irqbp_hash_resize(unsigned int bits)
 {
-	unsigned int bits = irqbp_hash_bits + 1, i;
 	struct hlist_head *new;
 	struct hlist_node *tmp;
 	struct irqbp_entry *e;
+	unsigned int i;
 
-	if (irqbp_nr_entries <= (1U << irqbp_hash_bits) || bits > 20)
-		return;
-	new = kvcalloc(1U << bits, sizeof(*new), GFP_KERNEL);
-	if (!new)
-		return;
+	lockdep_assert_held(&irqbp_lock);
+	if (bits == IRQBP_HASH_MIN_BITS) {
+		/* Still holds the heads it had when the table grew. */
+		new = irqbp_hash_min;
+		memset(new, 0, sizeof(irqbp_hash_min));
+	} else {
+		new = kvcalloc(1U << bits, sizeof(*new), GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return;
+	}
 	for (i = 0; i < (1U << irqbp_hash_bits); i++)
 		hlist_for_each_entry_safe(e, tmp, &irqbp_hash[i], hnode)
 			hlist_add_head(&e->hnode, &new[hash_ptr(e->token, bits)]);
@@ -219,86 +215,87 @@ static void irqbp_hash_grow(void)
 	irqbp_hash_bits = bits;
 }
 
-/*
- * Context: process, may sleep, irqbp_lock held.  Returns the entry of @token,
- * creating an empty one if there is none, or an ERR_PTR.
- */
+/* Returns @token's entry, creating an empty one, or an ERR_PTR. */
 static struct irqbp_entry *irqbp_get_entry(void *token)
 {
 	struct irqbp_entry *e;
 
+	might_sleep();
 	e = irqbp_lookup(token);
 	if (e)
 		return e;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
 	e->token = token;
 	hlist_add_head(&e->hnode, irqbp_bucket(token));
 	irqbp_nr_entries++;
-	irqbp_hash_grow();
+	if (irqbp_nr_entries > (1U << irqbp_hash_bits) &&
+	    irqbp_hash_bits < IRQBP_HASH_MAX_BITS)
+		irqbp_hash_resize(irqbp_hash_bits + 1);
 	return e;
 }
 
 /*
- * Context: process, irqbp_lock held.  Frees @e once neither side uses it.
- * Both objects are unmarked by now, but a fast path may still hold the
- * pointer it read from prod->node: kfree_rcu() waits for it without
- * blocking us.
+ * Frees @e once nothing uses it.  Both objects are unmarked by now, but a
+ * fast path may still hold the pointer it read from prod->node:
+ * kfree_rcu() waits for it without blocking us.
  */
 static void irqbp_put_entry(struct irqbp_entry *e)
 {
-	if (e->prod || e->cons)
+	lockdep_assert_held(&irqbp_lock);
+	if (e->prod || e->cons || e->refused)
 		return;
 	hlist_del(&e->hnode);
 	irqbp_nr_entries--;
 	kfree_rcu(e, rcu);
+	if (irqbp_hash_bits > IRQBP_HASH_MIN_BITS &&
+	    irqbp_nr_entries < (1U << irqbp_hash_bits) / 4)
+		irqbp_hash_resize(irqbp_hash_bits - 1);
 }
 
 /*
- * Context: process, irqbp_lock held.  Lets the fast path call e->handler for
- * e->cons if the pair is connected and has a handler.  The release store
- * orders e->handler (and the connect callbacks' effects) before the pointer.
+ * Lets the fast path call e->handler for e->cons.  The release store
+ * orders e->handler and the connect callbacks' effects before the pointer.
  */
 static void irqbp_publish(struct irqbp_entry *e)
 {
-	if (!e->paired || !e->handler || e->fast_cons)
+	lockdep_assert_held(&irqbp_lock);
+	if (!e->paired || !e->sync || !e->handler || e->refused ||
+	    e->fast_cons)
 		return;
 	/* Pairs with smp_load_acquire() in irq_bypass_fastpath(). */
 	smp_store_release(&e->fast_cons, e->cons);
 }
 
 /*
- * Context: process, may sleep, irqbp_lock held.  Hides the consumer from the
- * fast path and waits for every fast path that may have seen it: after this
- * returns no handler call for e->cons is running or will start.  Costs one
- * RCU grace period, only when the consumer was published.
- *
- * Expedited: a normal grace period (tens of ms, once per vector on teardown,
- * under irqbp_lock) would make disabling many vectors take seconds.  Where
- * expedited grace periods are disabled (rcupdate.rcu_normal, the default on
- * PREEMPT_RT after boot), this is a normal synchronize_rcu().
+ * Hides the consumer from the fast path and waits for the fast paths that
+ * may have seen it: only the producer's own handler can be running one, so
+ * its sync callback is enough (no IPI, no grace period, bounded by one
+ * handler run).  After this no handler call for e->cons runs or starts.
  */
 static void irqbp_unpublish(struct irqbp_entry *e)
 {
+	lockdep_assert_held(&irqbp_lock);
 	if (!e->fast_cons)
 		return;
 	WRITE_ONCE(e->fast_cons, NULL);
-	synchronize_rcu_expedited();
+	e->sync(e->prod);
 }
 
 /*
- * Context: process, may sleep, irqbp_lock held.  Same sequence as the stock
- * manager: producer stop, consumer stop, producer add, consumer add (undoing
- * the producer's add if the consumer's fails), consumer start, producer
- * start.  Returns 0 or the failing add callback's error.
+ * Same sequence as the stock manager: producer stop, consumer stop,
+ * producer add, consumer add (undoing the producer's add if the consumer's
+ * fails), consumer start, producer start.  Returns 0 or the failing add
+ * callback's error.
  */
 static int irqbp_connect(struct irq_bypass_producer *prod,
 			 struct irq_bypass_consumer *cons)
 {
 	int ret = 0;
 
+	lockdep_assert_held(&irqbp_lock);
 	if (prod->stop)
 		prod->stop(prod);
 	if (cons->stop)
@@ -321,13 +318,14 @@ static int irqbp_connect(struct irq_bypass_producer *prod,
 }
 
 /*
- * Context: process, may sleep, irqbp_lock held, consumer already hidden from
- * the fast path.  Stock order: producer stop, consumer stop, consumer del,
- * producer del, consumer start, producer start.
+ * Stock order: producer stop, consumer stop, consumer del, producer del,
+ * consumer start, producer start.  The consumer is already hidden from
+ * the fast path.
  */
 static void irqbp_disconnect(struct irq_bypass_producer *prod,
 			     struct irq_bypass_consumer *cons)
 {
+	lockdep_assert_held(&irqbp_lock);
 	if (prod->stop)
 		prod->stop(prod);
 	if (cons->stop)
@@ -343,7 +341,6 @@ static void irqbp_disconnect(struct irq_bypass_producer *prod,
 		prod->start(prod);
 }
 
-/* Context: process, may sleep, irqbp_lock held.  Connects e's pair. */
 static int irqbp_pair(struct irqbp_entry *e)
 {
 	int ret = irqbp_connect(e->prod, e->cons);
@@ -357,7 +354,6 @@ static int irqbp_pair(struct irqbp_entry *e)
 	return 0;
 }
 
-/* Context: process, may sleep, irqbp_lock held.  Disconnects e's pair. */
 static void irqbp_unpair(struct irqbp_entry *e)
 {
 	if (!e->paired)
@@ -367,23 +363,14 @@ static void irqbp_unpair(struct irqbp_entry *e)
 	e->paired = false;
 }
 
-/**
- * irq_bypass_register_producer - register IRQ bypass producer
- * @producer: pointer to producer structure
- *
- * Records @producer under its token and connects it with the consumer of the
- * same token, if one is registered.
- *
- * Context: process, may sleep.  Takes irqbp_lock; the callbacks of both
- * sides run under it.
- *
- * Return: 0; -EINVAL without a token; -EBUSY if @producer or another
- * producer with this token is registered; -ENOMEM; or the error of a failing
- * add callback, in which case nothing is registered and both sides are left
- * unpaired.  On success a reference on this module is held until
- * irq_bypass_unregister_producer().
- */
-int irq_bypass_register_producer(struct irq_bypass_producer *producer)
+/* The default sync callback of a fast producer. */
+static void irqbp_sync_hardirq(struct irq_bypass_producer *prod)
+{
+	synchronize_hardirq(prod->irq);
+}
+
+static int irqbp_register_producer(struct irq_bypass_producer *producer,
+				   irq_bypass_sync_t sync)
 {
 	struct irqbp_entry *e;
 	int ret;
@@ -399,7 +386,7 @@ int irq_bypass_register_producer(struct irq_bypass_producer *producer)
 	mutex_lock(&irqbp_lock);
 
 	/* Registered under another token?  (Same token: e->prod below.) */
-	e = irqbp_marked_entry(&producer->node);
+	e = irqbp_marked_entry(&producer->node, false);
 	if (e && e->prod == producer) {
 		ret = -EBUSY;
 		goto out_unlock;
@@ -414,16 +401,18 @@ int irq_bypass_register_producer(struct irq_bypass_producer *producer)
 		goto out_unlock;
 	}
 
+	e->sync = sync;
 	WRITE_ONCE(e->prod, producer);
 	if (e->cons) {
 		ret = irqbp_pair(e);
 		if (ret) {
 			WRITE_ONCE(e->prod, NULL);
+			e->sync = NULL;
 			irqbp_put_entry(e);
 			goto out_unlock;
 		}
 	}
-	irqbp_mark(&producer->node, e);
+	irqbp_mark(&producer->node, e, false);
 
 	mutex_unlock(&irqbp_lock);
 	return 0;
@@ -433,7 +422,58 @@ out_unlock:
 	module_put(THIS_MODULE);
 	return ret;
 }
+
+/**
+ * irq_bypass_register_producer - register IRQ bypass producer
+ * @producer: pointer to producer structure
+ *
+ * Records @producer under its token and connects it with the consumer of the
+ * same token, if one is registered.  The pair is never offered to the fast
+ * path (see irq_bypass_register_fast_producer()).
+ *
+ * Context: process, may sleep.  The callbacks of both sides run under the
+ * manager's mutex.
+ *
+ * Return: 0; -EINVAL without a token; -EBUSY if @producer or another
+ * producer with this token is registered; -ENOMEM; or the error of a failing
+ * add callback, in which case nothing is registered and both sides are left
+ * unpaired.  On success a reference on this module is held until
+ * irq_bypass_unregister_producer().
+ */
+int irq_bypass_register_producer(struct irq_bypass_producer *producer)
+{
+	return irqbp_register_producer(producer, NULL);
+}
 EXPORT_SYMBOL_GPL(irq_bypass_register_producer);
+
+/**
+ * irq_bypass_register_fast_producer - register a producer using the fast path
+ * @producer: pointer to producer structure
+ * @sync: waits for @producer's running irq_bypass_fastpath() calls, or NULL
+ *	if @producer calls it only from the hard-irq handler of
+ *	@producer->irq (the manager then uses synchronize_hardirq())
+ *
+ * As irq_bypass_register_producer(); in addition, while @producer is
+ * connected to a consumer that has a fast handler, irq_bypass_fastpath()
+ * delivers through that handler.  Unpairing calls @sync once, under the
+ * manager's mutex, after hiding the consumer from the fast path.
+ *
+ * Context: process, may sleep.
+ *
+ * Return: as irq_bypass_register_producer(); also -EINVAL if @sync is NULL
+ * and @producer->irq is not a valid irq number.
+ */
+int irq_bypass_register_fast_producer(struct irq_bypass_producer *producer,
+				      irq_bypass_sync_t sync)
+{
+	if (!sync) {
+		if (producer->irq <= 0)
+			return -EINVAL;
+		sync = irqbp_sync_hardirq;
+	}
+	return irqbp_register_producer(producer, sync);
+}
+EXPORT_SYMBOL_GPL(irq_bypass_register_fast_producer);
 
 /**
  * irq_bypass_unregister_producer - unregister IRQ bypass producer
@@ -443,8 +483,7 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_producer);
  * Harmless if @producer is not registered.  When this returns, no fast path
  * started by @producer is running in the consumer's handler.
  *
- * Context: process, may sleep (an RCU grace period if the pair was visible
- * to the fast path).  Takes irqbp_lock.
+ * Context: process, may sleep.
  */
 void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 {
@@ -462,6 +501,7 @@ void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 
 	irqbp_unpair(e);
 	WRITE_ONCE(e->prod, NULL);
+	e->sync = NULL;
 	irqbp_unmark(&producer->node);
 	irqbp_put_entry(e);
 
@@ -470,6 +510,38 @@ void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 }
 EXPORT_SYMBOL_GPL(irq_bypass_unregister_producer);
 
+/*
+ * A second consumer on a token gets -EBUSY, as from the stock manager, but
+ * is remembered until it unregisters: its owner (a second KVM irqfd on the
+ * same eventfd) waits on the eventfd too, and without the manager the
+ * eventfd's newest waiter takes the interrupts.  So the fast path is turned
+ * off for the token until every refused consumer has unregistered.
+ */
+static void irqbp_refuse(struct irqbp_entry *e,
+			 struct irq_bypass_consumer *consumer)
+{
+	lockdep_assert_held(&irqbp_lock);
+	irqbp_unpublish(e);
+	e->refused++;
+	irqbp_mark(&consumer->node, e, true);
+}
+
+/* Forgets a refused consumer; returns false if @consumer is not one. */
+static bool irqbp_forget_refused(struct irq_bypass_consumer *consumer)
+{
+	struct irqbp_entry *e = irqbp_marked_entry(&consumer->node, true);
+
+	lockdep_assert_held(&irqbp_lock);
+	if (!e)
+		return false;
+	irqbp_unmark(&consumer->node);
+	if (!WARN_ON_ONCE(!e->refused))
+		e->refused--;
+	irqbp_publish(e);
+	irqbp_put_entry(e);
+	return true;
+}
+
 /**
  * irq_bypass_register_consumer - register IRQ bypass consumer
  * @consumer: pointer to consumer structure
@@ -477,14 +549,17 @@ EXPORT_SYMBOL_GPL(irq_bypass_unregister_producer);
  * Records @consumer under its token and connects it with the producer of the
  * same token, if one is registered.
  *
- * Context: process, may sleep.  Takes irqbp_lock; the callbacks of both
- * sides run under it.
+ * Context: process, may sleep.  The callbacks of both sides run under the
+ * manager's mutex.
  *
  * Return: 0; -EINVAL without a token, @add_producer or @del_producer;
- * -EBUSY if @consumer or another consumer with this token is registered;
- * -ENOMEM; or the error of a failing add callback, in which case nothing is
- * registered and both sides are left unpaired.  On success a reference on
- * this module is held until irq_bypass_unregister_consumer().
+ * -EBUSY if @consumer or another consumer with this token is registered
+ * (in the latter case @consumer must still be passed to
+ * irq_bypass_unregister_consumer() before it is freed, as KVM does; until
+ * then the token's fast path is off); -ENOMEM; or the error of a failing
+ * add callback, in which case nothing is registered and both sides are
+ * left unpaired.  On success a reference on this module is held until
+ * irq_bypass_unregister_consumer().
  */
 int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
 {
@@ -503,17 +578,23 @@ int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
 	mutex_lock(&irqbp_lock);
 
 	/* Registered under another token?  (Same token: e->cons below.) */
-	e = irqbp_marked_entry(&consumer->node);
+	e = irqbp_marked_entry(&consumer->node, false);
 	if (e && e->cons == consumer) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	/* Refused before and registering again: start afresh. */
+	irqbp_forget_refused(consumer);
+
 	e = irqbp_get_entry(consumer->token);
 	if (IS_ERR(e)) {
 		ret = PTR_ERR(e);
 		goto out_unlock;
 	}
 	if (e->cons) {
+		/* Not when it is @consumer itself, with a clobbered ->node. */
+		if (e->cons != consumer)
+			irqbp_refuse(e, consumer);
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -527,7 +608,7 @@ int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
 			goto out_unlock;
 		}
 	}
-	irqbp_mark(&consumer->node, e);
+	irqbp_mark(&consumer->node, e, false);
 
 	mutex_unlock(&irqbp_lock);
 	return 0;
@@ -544,12 +625,11 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_consumer);
  * @consumer: pointer to consumer structure
  *
  * Disconnects @consumer from its producer, if connected, drops its fast
- * handler and forgets it.  Harmless if @consumer is not registered.  When
- * this returns, the handler is not running for @consumer and will not be
- * called again.
+ * handler and forgets it; also forgets a consumer refused with -EBUSY.
+ * Harmless if @consumer is not registered.  When this returns, the handler
+ * is not running for @consumer and will not be called again.
  *
- * Context: process, may sleep (an RCU grace period if the pair was visible
- * to the fast path).  Takes irqbp_lock.
+ * Context: process, may sleep.
  */
 void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 {
@@ -561,6 +641,7 @@ void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 
 	e = irqbp_find_cons(consumer);
 	if (!e) {
+		irqbp_forget_refused(consumer);
 		mutex_unlock(&irqbp_lock);
 		return;
 	}
@@ -579,15 +660,14 @@ EXPORT_SYMBOL_GPL(irq_bypass_unregister_consumer);
 /**
  * irq_bypass_set_consumer_handler - attach or detach a fast handler
  * @cons: a registered consumer
- * @handler: called by irq_bypass_fastpath() while @cons is connected, or
- *	NULL to detach
+ * @handler: called by irq_bypass_fastpath() while @cons is connected to a
+ *	fast producer, or NULL to detach
  *
  * The handler is part of the manager's state for @cons's token and is
  * dropped when @cons unregisters.  When this returns, a previous handler is
  * no longer running and will not be called again.
  *
- * Context: process, may sleep (an RCU grace period when replacing a handler
- * the fast path could see).  Takes irqbp_lock.
+ * Context: process, may sleep.
  *
  * Return: 0, or -ENOENT if @cons is not registered.
  */
@@ -618,18 +698,16 @@ EXPORT_SYMBOL_GPL(irq_bypass_set_consumer_handler);
  * @prod: the registered producer raising the interrupt
  *
  * Calls the fast handler of the consumer connected to @prod.  Never sleeps
- * and takes no lock: the entry is read from @prod->node under
- * rcu_read_lock(), which keeps it from being freed; the
- * consumer is read from ->fast_cons, which the manager clears and then waits
- * for an RCU grace period before disconnecting or unregistering it.
+ * and takes no lock.  Per-token hit/miss counters are atomic.
  *
- * Context: any, including hard irq and the threaded handlers of
- * PREEMPT_RT.  Per-token hit/miss counters are atomic.
+ * Context: where @prod's sync callback can wait for it: by default the
+ * hard-irq handler of @prod->irq (interrupts disabled, also on
+ * PREEMPT_RT).
  *
  * Return: 0 if the handler delivered the interrupt; -ENOENT if @prod is not
- * registered; -ENODEV if it is not connected to a consumer with a handler;
- * otherwise the handler's error.  On any error the producer must deliver
- * through its normal path.
+ * registered; -ENODEV if it is not connected to a consumer with a handler
+ * (or was not registered as a fast producer); otherwise the handler's
+ * error.  On any error the producer must deliver through its normal path.
  */
 int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 {
@@ -638,8 +716,9 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 	struct irqbp_entry *e;
 	int ret;
 
+	/* Keeps the entry allocated (kfree_rcu()); nobody waits for it. */
 	rcu_read_lock();
-	e = irqbp_marked_entry(&prod->node);
+	e = irqbp_marked_entry(&prod->node, false);
 	if (!e || READ_ONCE(e->prod) != prod) {
 		ret = -ENOENT;
 		goto out;
@@ -647,8 +726,8 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 
 	/*
 	 * Pairs with smp_store_release() in irqbp_publish(): seeing the
-	 * consumer implies seeing its handler.  e->handler only changes while
-	 * ->fast_cons is NULL and after a grace period.
+	 * consumer implies seeing its handler.  irqbp_unpublish() clears the
+	 * pointer and then waits for this call through e->sync.
 	 */
 	cons = smp_load_acquire(&e->fast_cons);
 	if (cons) {
@@ -673,8 +752,8 @@ EXPORT_SYMBOL_GPL(irq_bypass_fastpath);
  * @token: the token
  * @stats: filled in on success
  *
- * Context: process, may sleep (takes irqbp_lock).  The counters keep
- * moving while the fast path runs.
+ * Context: process, may sleep.  The counters keep moving while the fast
+ * path runs.
  *
  * Return: 0, or -ENOENT if nothing is registered with @token.
  */
@@ -685,7 +764,7 @@ int irq_bypass_get_stats(void *token, struct irq_bypass_stats *stats)
 
 	mutex_lock(&irqbp_lock);
 	e = irqbp_lookup(token);
-	if (e) {
+	if (e && (e->prod || e->cons)) {
 		stats->hits = atomic64_read(&e->hits);
 		stats->misses = atomic64_read(&e->misses);
 		stats->paired = e->paired;
@@ -697,23 +776,24 @@ int irq_bypass_get_stats(void *token, struct irq_bypass_stats *stats)
 EXPORT_SYMBOL_GPL(irq_bypass_get_stats);
 
 /*
- * debugfs: irqbypass/tokens, one line per token.  Context: process; holds
- * irqbp_lock so the producer (and its ->irq) cannot go away while printed.
+ * debugfs: irqbypass/tokens, one line per token.  Holds irqbp_lock so the
+ * producer (and its ->irq) cannot go away while printed.
  */
 static int irqbp_tokens_show(struct seq_file *m, void *unused)
 {
 	struct irqbp_entry *e;
 	unsigned int i;
 
-	seq_puts(m, "token producer consumer paired irq handler hits misses\n");
+	seq_puts(m, "token producer consumer paired irq handler hits misses fast refused\n");
 	mutex_lock(&irqbp_lock);
 	for (i = 0; i < (1U << irqbp_hash_bits); i++)
 		hlist_for_each_entry(e, &irqbp_hash[i], hnode)
-			seq_printf(m, "%p %d %d %d %d %d %llu %llu\n",
+			seq_printf(m, "%p %d %d %d %d %d %llu %llu %d %u\n",
 				   e->token, !!e->prod, !!e->cons, e->paired,
 				   e->prod ? e->prod->irq : -1, !!e->handler,
 				   (u64)atomic64_read(&e->hits),
-				   (u64)atomic64_read(&e->misses));
+				   (u64)atomic64_read(&e->misses),
+				   !!e->fast_cons, e->refused);
 	mutex_unlock(&irqbp_lock);
 	return 0;
 }
@@ -723,10 +803,24 @@ static int irqbp_tokens_open(struct inode *inode, struct file *file)
 	return single_open(file, irqbp_tokens_show, NULL);
 }
 
+/* debugfs: irqbypass/hash, the table's size (it follows the tokens). */
+static int irqbp_hash_show(struct seq_file *m, void *unused)
+{
+	mutex_lock(&irqbp_lock);
+	seq_printf(m, "entries %u buckets %u\n", irqbp_nr_entries,
+		   1U << irqbp_hash_bits);
+	mutex_unlock(&irqbp_lock);
+	return 0;
+}
+
+static int irqbp_hash_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, irqbp_hash_show, NULL);
+}
+
 /*
  * read_iter rather than read, so kernel_read() works too (the in-kernel
- * test reads the file).  The file has no private data and .owner keeps the
- * module loaded while it is open, so it needs no debugfs proxy.
+ * test reads the file).  .owner keeps the module loaded while it is open.
  */
 static const struct file_operations irqbp_tokens_fops = {
 	.owner		= THIS_MODULE,
@@ -736,26 +830,44 @@ static const struct file_operations irqbp_tokens_fops = {
 	.release	= single_release,
 };
 
-/* Context: process (module load). */
+static const struct file_operations irqbp_hash_fops = {
+	.owner		= THIS_MODULE,
+	.open		= irqbp_hash_open,
+	.read_iter	= seq_read_iter,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 static int __init irqbp_init(void)
 {
 	irqbp_node_key = get_random_long();
 	irqbp_debugfs = debugfs_create_dir("irqbypass", NULL);
 	debugfs_create_file_unsafe("tokens", 0400, irqbp_debugfs, NULL,
 				   &irqbp_tokens_fops);
+	debugfs_create_file_unsafe("hash", 0400, irqbp_debugfs, NULL,
+				   &irqbp_hash_fops);
 	return 0;
 }
 module_init(irqbp_init);
 
 /*
- * Context: process (module unload).  Every registration holds a module
- * reference, so the hash table is empty here; entries still waiting for
- * kfree_rcu() need nothing from this module.
+ * Every registration holds a module reference, so only entries of refused
+ * consumers whose owner never unregistered them can be left; entries still
+ * waiting for kfree_rcu() need nothing from this module.
  */
 static void __exit irqbp_exit(void)
 {
+	struct hlist_node *tmp;
+	struct irqbp_entry *e;
+	unsigned int i;
+
 	debugfs_remove_recursive(irqbp_debugfs);
-	WARN_ON(irqbp_nr_entries);
+	for (i = 0; i < (1U << irqbp_hash_bits); i++)
+		hlist_for_each_entry_safe(e, tmp, &irqbp_hash[i], hnode) {
+			WARN_ON(e->prod || e->cons);
+			hlist_del(&e->hnode);
+			kfree(e);
+		}
 	if (irqbp_hash != irqbp_hash_min)
 		kvfree(irqbp_hash);
 }

@@ -182,6 +182,42 @@ static int tc_handler(struct irq_bypass_consumer *c,
 	return tc->handler_ret;
 }
 
+/*
+ * The tests' producers call irq_bypass_fastpath() from process context and
+ * from an hrtimer, not from an irq handler, so they register with their
+ * own sync callback: tfast() counts the calls running, tp_sync() waits for
+ * none (the full barriers on both sides: either the call sees the cleared
+ * consumer or the sync sees the call).
+ */
+static atomic_t tfast_running;
+static atomic_t tsync_calls;
+
+static int tfast(struct tprod *tp)
+{
+	int ret;
+
+	atomic_inc(&tfast_running);
+	smp_mb__after_atomic();
+	ret = irq_bypass_fastpath(&tp->p);
+	smp_mb__before_atomic();
+	atomic_dec(&tfast_running);
+	return ret;
+}
+
+/* Context: process, called by the manager under its mutex. */
+static void tp_sync(struct irq_bypass_producer *p)
+{
+	smp_mb();
+	while (atomic_read(&tfast_running))
+		cpu_relax();
+	atomic_inc(&tsync_calls);
+}
+
+static int tp_register(struct tprod *tp)
+{
+	return irq_bypass_register_fast_producer(&tp->p, tp_sync);
+}
+
 static void tprod_init(struct tprod *tp, void *token, int irq)
 {
 	memset(tp, 0, sizeof(*tp));
@@ -259,6 +295,20 @@ static int irqbypass_refcnt(void)
 	return v;
 }
 
+/* Entries or buckets of the manager's hash table (debugfs), or -1. */
+static int hash_stat(bool buckets)
+{
+	unsigned int v[2];
+	char buf[64];
+
+	if (read_small_file("/sys/kernel/debug/irqbypass/hash", buf,
+			    sizeof(buf)) <= 0)
+		return -1;
+	if (sscanf(buf, "entries %u buckets %u", &v[0], &v[1]) != 2)
+		return -1;
+	return v[buckets];
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 static void test_invalid_args(void)
@@ -267,7 +317,7 @@ static void test_invalid_args(void)
 	struct tcons c;
 
 	tprod_init(&p, NULL, 1);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), -EINVAL);
+	EXPECT_EQ(tp_register(&p), -EINVAL);
 	tcons_init(&c, NULL);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
 	tcons_init(&c, &tok[0]);
@@ -288,7 +338,7 @@ static void test_pair_producer_first(void)
 	tprod_init(&p, &tok[0], 10);
 	tcons_init(&c, &tok[0]);
 
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(""));
 	EXPECT(token_known(&tok[0]) && !token_paired(&tok[0]));
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
@@ -314,7 +364,7 @@ static void test_pair_consumer_first(void)
 
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT(evlog_is(""));
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 	EXPECT(token_paired(&tok[1]) && p.paired && c.paired);
 
@@ -323,7 +373,7 @@ static void test_pair_consumer_first(void)
 	EXPECT(!p.paired && !c.paired && !token_paired(&tok[1]));
 
 	/* The consumer pairs again with a new producer of the same token. */
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 	irq_bypass_unregister_consumer(&c.c);
 	EXPECT(evlog_is(DISCONNECT_ORDER));
@@ -342,18 +392,18 @@ static void test_ebusy(void)
 	tcons_init(&c1, &tok[2]);
 	tcons_init(&c2, &tok[2]);
 
-	EXPECT_EQ(irq_bypass_register_producer(&p1.p), 0);
+	EXPECT_EQ(tp_register(&p1), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 
-	EXPECT_EQ(irq_bypass_register_producer(&p2.p), -EBUSY);
+	EXPECT_EQ(tp_register(&p2), -EBUSY);
 	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
-	EXPECT_EQ(irq_bypass_register_producer(&p1.p), -EBUSY);
+	EXPECT_EQ(tp_register(&p1), -EBUSY);
 	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), -EBUSY);
 	/* The same objects under another token are still the same objects. */
 	p1.p.token = &tok[3];
 	c1.c.token = &tok[3];
-	EXPECT_EQ(irq_bypass_register_producer(&p1.p), -EBUSY);
+	EXPECT_EQ(tp_register(&p1), -EBUSY);
 	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), -EBUSY);
 	EXPECT(!token_known(&tok[3]));
 	p1.p.token = &tok[2];
@@ -383,7 +433,7 @@ static void test_consumer_add_fails(void)
 	tcons_init(&c, &tok[0]);
 	c.add_ret = -EIO;
 
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EIO);
 	/* The producer's add is undone, both quiesced and restarted. */
 	EXPECT(evlog_is("Pstop Cstop Padd Cadd Pdel Cstart Pstart"));
@@ -415,7 +465,7 @@ static void test_producer_add_fails(void)
 	p.add_ret = -ENOSPC;
 
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), -ENOSPC);
+	EXPECT_EQ(tp_register(&p), -ENOSPC);
 	/* The consumer's add is never called when the producer's fails. */
 	EXPECT(evlog_is("Pstop Cstop Padd Cstart Pstart"));
 	EXPECT(!p.paired && !c.paired);
@@ -425,7 +475,7 @@ static void test_producer_add_fails(void)
 	EXPECT(evlog_is(""));
 
 	p.add_ret = 0;
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 	irq_bypass_unregister_producer(&p.p);
 	irq_bypass_unregister_consumer(&c.c);
@@ -457,7 +507,7 @@ static void test_unregister_unknown(void)
 	 */
 	tprod_init(&p, &tok[4], 17);
 	tcons_init(&c, &tok[4]);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 
@@ -494,17 +544,17 @@ static void test_node_clobbered(void)
 
 	tprod_init(&p, &tok[5], 22);
 	tcons_init(&c, &tok[5]);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), 0);
+	EXPECT_EQ(tfast(&p), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 
 	INIT_LIST_HEAD(&p.p.node);
 	memset(&c.c.node, 0, sizeof(c.c.node));
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENOENT);
+	EXPECT_EQ(tfast(&p), -ENOENT);
 	EXPECT_EQ(atomic_read(&c.calls), 1);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), -EBUSY);
+	EXPECT_EQ(tp_register(&p), -EBUSY);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EBUSY);
 	EXPECT(token_paired(&tok[5]));
 
@@ -512,6 +562,7 @@ static void test_node_clobbered(void)
 	EXPECT(evlog_is(DISCONNECT_ORDER));
 	irq_bypass_unregister_producer(&p.p);
 	EXPECT(!token_known(&tok[5]));
+	EXPECT_EQ(hash_stat(false), 0);
 	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
 }
 
@@ -531,15 +582,15 @@ static void test_module_refcount(void)
 	tcons_init(&bad, &tok[6]);
 	bad.add_ret = -EIO;
 
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(irqbypass_refcnt(), base + 1);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT_EQ(irqbypass_refcnt(), base + 2);
 	/* Failed registrations keep no reference. */
-	EXPECT_EQ(irq_bypass_register_producer(&p2.p), -EBUSY);
+	EXPECT_EQ(tp_register(&p2), -EBUSY);
 	EXPECT_EQ(irqbypass_refcnt(), base + 2);
 	tprod_init(&p2, &tok[6], 19);
-	EXPECT_EQ(irq_bypass_register_producer(&p2.p), 0);
+	EXPECT_EQ(tp_register(&p2), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&bad.c), -EIO);
 	EXPECT_EQ(irqbypass_refcnt(), base + 3);
 	/* Nor do no-op unregistrations drop one. */
@@ -567,24 +618,24 @@ static void test_fastpath(void)
 	p.log = false;
 	c.log = false;
 
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENOENT);
+	EXPECT_EQ(tfast(&p), -ENOENT);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), -ENOENT);
 
 	/* Handler set before the producer appears: published on pairing. */
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENOENT);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), 0);
+	EXPECT_EQ(tfast(&p), -ENOENT);
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(tfast(&p), 0);
 	EXPECT_EQ(atomic_read(&c.calls), 2);
 	/* An unregistered producer with the same token gets nothing. */
-	EXPECT_EQ(irq_bypass_fastpath(&stranger.p), -ENOENT);
+	EXPECT_EQ(tfast(&stranger), -ENOENT);
 	EXPECT_EQ(atomic_read(&c.calls), 2);
 
 	/* The handler's refusal reaches the producer and counts a miss. */
 	c.handler_ret = -EWOULDBLOCK;
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -EWOULDBLOCK);
+	EXPECT_EQ(tfast(&p), -EWOULDBLOCK);
 	c.handler_ret = 0;
 	EXPECT(!irq_bypass_get_stats(&tok[7], &st));
 	EXPECT(st.paired);
@@ -593,17 +644,17 @@ static void test_fastpath(void)
 
 	/* Detached handler: not called, miss. */
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, NULL), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENODEV);
+	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(atomic_read(&c.calls), 3);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), 0);
+	EXPECT_EQ(tfast(&p), 0);
 	EXPECT_EQ(atomic_read(&c.calls), 4);
 
 	/* Consumer gone: never called, and its handler is dropped. */
 	irq_bypass_unregister_consumer(&c.c);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENODEV);
+	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENODEV);
+	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(atomic_read(&c.calls), 4);
 	EXPECT(!irq_bypass_get_stats(&tok[7], &st));
 	EXPECT_EQ(st.hits, 0);		/* counters restart on pairing */
@@ -612,12 +663,122 @@ static void test_fastpath(void)
 	/* Producer gone. */
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
 	irq_bypass_unregister_producer(&p.p);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), -ENOENT);
+	EXPECT_EQ(tfast(&p), -ENOENT);
 	EXPECT_EQ(atomic_read(&c.calls), 4);
 	irq_bypass_unregister_consumer(&c.c);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), -ENOENT);
 	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
 	EXPECT(!token_known(&tok[7]));
+}
+
+/*
+ * Only fast producers are published, and their unpair calls their sync
+ * callback once (no grace period); a plain producer (vhost-vdpa) pays
+ * nothing for the fast path.
+ */
+static void test_opt_in(void)
+{
+	struct tprod p, f;
+	struct tcons c;
+	int syncs;
+
+	tprod_init(&p, &tok[6], 30);
+	tprod_init(&f, &tok[6], 0);
+	tcons_init(&c, &tok[6]);
+	p.log = false;
+	f.log = false;
+	c.log = false;
+
+	/* The default sync needs an irq to wait for. */
+	EXPECT_EQ(irq_bypass_register_fast_producer(&f.p, NULL), -EINVAL);
+	f.p.irq = -1;
+	EXPECT_EQ(irq_bypass_register_fast_producer(&f.p, NULL), -EINVAL);
+	EXPECT(!token_known(&tok[6]));
+
+	syncs = atomic_read(&tsync_calls);
+	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
+	EXPECT(token_paired(&tok[6]));
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	EXPECT_EQ(atomic_read(&c.calls), 0);
+	irq_bypass_unregister_producer(&p.p);
+
+	/* A fast producer: published, one sync per unpair, none otherwise. */
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
+	irq_bypass_unregister_producer(&p.p);
+	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
+	EXPECT(!token_known(&tok[6]));
+}
+
+/*
+ * Two consumers on one token (two VMs' irqfds on one eventfd): the second
+ * gets -EBUSY as from the stock manager, and the fast path stays off until
+ * it unregisters, so the eventfd's newest waiter gets the interrupts.
+ */
+static void test_shared_token(void)
+{
+	struct tcons c1, c2;
+	struct tprod p;
+	int refs = irqbypass_refcnt();
+
+	tprod_init(&p, &tok[5], 31);
+	tcons_init(&c1, &tok[5]);
+	tcons_init(&c2, &tok[5]);
+	p.log = false;
+	c1.log = false;
+	c2.log = false;
+
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), 0);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c1.c, tc_handler), 0);
+	EXPECT_EQ(tfast(&p), 0);
+
+	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c2.c, tc_handler), -ENOENT);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	EXPECT(token_paired(&tok[5]) && c1.paired && !c2.paired);
+	/* Refused twice, still one to forget. */
+	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
+	irq_bypass_unregister_consumer(&c2.c);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c1.calls), 2);
+
+	/* The first one leaves while the second waits: still no fast path. */
+	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
+	irq_bypass_unregister_consumer(&c1.c);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), 0);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c1.c, tc_handler), 0);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	irq_bypass_unregister_consumer(&c2.c);
+	EXPECT_EQ(tfast(&p), 0);
+
+	/* A refused consumer that registers once the slot is free pairs. */
+	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
+	irq_bypass_unregister_consumer(&c1.c);
+	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), 0);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c2.c, tc_handler), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT(c2.paired);
+	irq_bypass_unregister_consumer(&c2.c);
+	irq_bypass_unregister_producer(&p.p);
+
+	EXPECT_EQ(atomic_read(&c1.calls), 3);
+	EXPECT_EQ(atomic_read(&c2.calls), 1);
+	EXPECT_EQ(atomic_read(&c1.bad_calls) + atomic_read(&c2.bad_calls), 0);
+	EXPECT(!token_known(&tok[5]));
+	/*
+	 * Before hash_stat(): its file holds a module reference until the
+	 * deferred fput() at the end of the init syscall.
+	 */
+	EXPECT_EQ(irqbypass_refcnt(), refs);
+	EXPECT_EQ(hash_stat(false), 0);
 }
 
 static void test_debugfs(void)
@@ -637,10 +798,10 @@ static void test_debugfs(void)
 	tcons_init(&c, &tok[3]);
 	p.log = false;
 	c.log = false;
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
+	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
 	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
-	EXPECT_EQ(irq_bypass_fastpath(&p.p), 0);
+	EXPECT_EQ(tfast(&p), 0);
 
 	n = read_small_file(path, buf, PAGE_SIZE);
 	if (n == -ENOENT) {
@@ -649,8 +810,8 @@ static void test_debugfs(void)
 		EXPECT(n > 0);
 		if (n > 0) {
 			EXPECT(strstr(buf,
-				      "token producer consumer paired irq handler hits misses\n"));
-			EXPECT(strstr(buf, " 1 1 1 4242 1 1 0\n"));
+				      "token producer consumer paired irq handler hits misses fast refused\n"));
+			EXPECT(strstr(buf, " 1 1 1 4242 1 1 0 1 0\n"));
 			if (!cur_ok)
 				pr_info("# debugfs: %s", buf);
 		}
@@ -689,7 +850,7 @@ static void test_many_tokens(void)
 	}
 	for (i = 0; i < n; i++) {
 		if (i & 1)
-			EXPECT_EQ(irq_bypass_register_producer(&p[i].p), 0);
+			EXPECT_EQ(tp_register(&p[i]), 0);
 		else
 			EXPECT_EQ(irq_bypass_register_consumer(&c[i].c), 0);
 	}
@@ -697,16 +858,21 @@ static void test_many_tokens(void)
 		if (i & 1)
 			EXPECT_EQ(irq_bypass_register_consumer(&c[i].c), 0);
 		else
-			EXPECT_EQ(irq_bypass_register_producer(&p[i].p), 0);
+			EXPECT_EQ(tp_register(&p[i]), 0);
 	}
 	for (i = 0; i < n; i++)
 		paired += token_paired(tokens[i]) && p[i].paired && c[i].paired;
 	EXPECT_EQ(paired, n);
+	/* The table grew with the tokens (not a fixed 64 buckets)... */
+	EXPECT(hash_stat(true) >= n);
 	for (i = 0; i < n; i++) {
 		irq_bypass_unregister_producer(&p[i].p);
 		irq_bypass_unregister_consumer(&c[i].c);
 		EXPECT(!token_known(tokens[i]));
 	}
+	/* ...and shrinks back when they go (other tests left none). */
+	EXPECT_EQ(hash_stat(true), 64);
+	EXPECT_EQ(hash_stat(false), 0);
 out:
 	if (tokens)
 		for (i = 0; i < n; i++)
@@ -743,7 +909,7 @@ static enum hrtimer_restart ct_timer_fn(struct hrtimer *t)
 
 	for (i = 0; i < CT_PAIRS; i++) {
 		atomic_long_inc(&ct[i].raised);
-		if (!irq_bypass_fastpath(&ct[i].p.p))
+		if (!tfast(&ct[i].p))
 			atomic_long_inc(&ct[i].fast);
 		else
 			atomic_long_inc(&ct[i].fallback);
@@ -762,7 +928,7 @@ static int ct_producer_thread(void *unused)
 			irq_bypass_unregister_producer(&pr->p.p);
 			pr->p_reg = false;
 		} else {
-			if (irq_bypass_register_producer(&pr->p.p))
+			if (tp_register(&pr->p))
 				atomic_inc(&pr->c.bad_calls);
 			else
 				pr->p_reg = true;
@@ -892,7 +1058,7 @@ static void run(const char *name, void (*fn)(void))
 }
 
 #define RUN(t) run(#t, t)
-#define NR_TESTS 13
+#define NR_TESTS 15
 
 static int __init test_irqbypass_init(void)
 {
@@ -909,6 +1075,8 @@ static int __init test_irqbypass_init(void)
 	RUN(test_node_clobbered);
 	RUN(test_module_refcount);
 	RUN(test_fastpath);
+	RUN(test_opt_in);
+	RUN(test_shared_token);
 	RUN(test_debugfs);
 	RUN(test_many_tokens);
 	RUN(test_concurrency);

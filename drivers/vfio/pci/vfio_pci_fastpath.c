@@ -18,10 +18,10 @@
  * with one eventfd signal per interrupt, so interrupts that arrive while a
  * wakeup of the thread is already pending are not merged into one.
  *
- * Locking: the primary handler takes no lock of its own.
- * irq_bypass_fastpath() reads the pairing under rcu_read_lock() and the
- * manager waits for a grace period before unpairing, so the consumer it
- * calls stays valid; the KVM consumer takes raw locks only.  ->trigger and
+ * Locking: the primary handler takes no lock of its own.  The producer is
+ * registered as a fast producer: the manager unpairs it only after
+ * synchronize_hardirq() on the vector, so the consumer the fast path calls
+ * stays valid; the KVM consumer takes raw locks only.  ->trigger and
  * ->producer are set before the irq is requested and stay until free_irq()
  * has waited for the handler and the thread.
  *
@@ -142,6 +142,26 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 				    IS_ENABLED(CONFIG_PREEMPT_RT) ?
 				    vfio_pci_fastpath_thread : NULL,
 				    IRQF_NO_THREAD, name, fp);
+}
+
+/**
+ * vfio_pci_fastpath_register_producer - register the vector's producer
+ * @fp: as passed to vfio_pci_fastpath_request_irq(), with the producer's
+ *	->token and ->irq set
+ *
+ * With the fast-path handlers, registers the producer as one that calls
+ * irq_bypass_fastpath() from the vector's hard-irq handler only, so the
+ * manager publishes its pair; otherwise (fastpath=0) as stock does.
+ *
+ * Context: process, may sleep; the caller holds vdev->igate.
+ *
+ * Return: as irq_bypass_register_producer().
+ */
+int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
+{
+	if (fp->fast)
+		return irq_bypass_register_fast_producer(fp->producer, NULL);
+	return irq_bypass_register_producer(fp->producer);
 }
 
 /**

@@ -35,6 +35,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 				  unsigned int irq, const char *name,
 				  struct eventfd_ctx *trigger,
 				  struct irq_bypass_producer *producer);
+int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp);
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq);
 
