@@ -181,17 +181,19 @@ unsigned int msi_sink_collect(struct msi_sink *s, struct irq_acct *c)
 	return n;
 }
 
-int edu_raise_wait(struct edu_dev *edu, struct msi_sink *s,
-		   struct irq_acct *c, int timeout_ms, const int *abort)
+int edu_raise_wait_sinks(struct edu_dev *edu, struct msi_sink *s,
+			 struct irq_acct *c, unsigned int nr, int timeout_ms,
+			 const int *abort)
 {
 	long long deadline = now_us() + (long long)timeout_ms * 1000;
-	unsigned int n;
+	unsigned int i, n;
 	int ret = 0;
 
 	edu_write(edu, EDU_REG_IRQ_RAISE, 1);
 	c->raised++;
 	for (;;) {
-		n = msi_sink_collect(s, c);
+		for (i = n = 0; i < nr; i++)
+			n += msi_sink_collect(&s[i], &c[i]);
 		if (n) {
 			if (n > 1)
 				c->doubled += n - 1;
@@ -205,6 +207,12 @@ int edu_raise_wait(struct edu_dev *edu, struct msi_sink *s,
 	}
 	edu_write(edu, EDU_REG_IRQ_ACK, 1);
 	return ret;
+}
+
+int edu_raise_wait(struct edu_dev *edu, struct msi_sink *s,
+		   struct irq_acct *c, int timeout_ms, const int *abort)
+{
+	return edu_raise_wait_sinks(edu, s, c, 1, timeout_ms, abort);
 }
 
 int msi_eventfd(void)

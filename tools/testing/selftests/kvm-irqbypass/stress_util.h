@@ -107,6 +107,14 @@ unsigned int msi_sink_collect(struct msi_sink *s, struct irq_acct *c);
  */
 int edu_raise_wait(struct edu_dev *edu, struct msi_sink *s,
 		   struct irq_acct *c, int timeout_ms, const int *abort);
+/*
+ * The same with nr sinks (e.g. the guests of several VMs whose irqfds share
+ * the vector's eventfd): c[i] gets what s[i] saw; the raise, and a doubling
+ * (more than one arrival over all sinks), count in c[0].
+ */
+int edu_raise_wait_sinks(struct edu_dev *edu, struct msi_sink *s,
+			 struct irq_acct *c, unsigned int nr, int timeout_ms,
+			 const int *abort);
 
 /* The vector's eventfd: nonblocking, close-on-exec. */
 int msi_eventfd(void);
