@@ -16,7 +16,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 TESTS=(irqfd_msi irqfd_resample vfio_msi vfio_intx bad_input
        split_resample split_resample_smp split_resample_bad_input
        vfio_intx_split
-       vfio_fastpath vfio_fastpath_ctxsw)
+       vfio_fastpath vfio_fastpath_ctxsw vfio_shared_eventfd)
 # Not in the default list: minutes, not seconds (make campaign, check-debug).
 CAMPAIGN=(stress_irqfd_churn stress_routing stress_teardown stress_vm_lifecycle
 	  stress_rt fuzz_ioctls rmmod_order.sh)
