@@ -3,8 +3,9 @@
 #
 # make check: build, exported-symbol CRCs, sparse against the stock
 # baseline, checkpatch, then the testbed (module checks, in-kernel tests,
-# selftests) with our modules.  Every step and every TAP test counts; the
-# last line is "N passed, N failed".
+# selftests) with our modules, and stock-reference: the selftests that pin
+# down stock behaviour the kit must match, on the stock modules.  Every step
+# and every TAP test counts; the last line is "N passed, N failed".
 #   KIT_CHECK_SKIP="sparse checkpatch"  skip steps (counted as skipped)
 #   TESTBED="qemu bochs"  the testbed backends to run, in order (default
 #                         qemu: kvm_amd on TCG's SVM; bochs: kvm_intel on
@@ -107,4 +108,14 @@ campaign= timeout=900 append=
 for t in ${TESTBED:-qemu}; do
 	testbed "$t"
 done
+# stock-reference: these selftests assert what stock KVM and VFIO do (the
+# kit run above checks the kit against the same assertions), so they must
+# pass on the stock modules too, or they pin down the wrong behaviour.  One
+# more boot, about 40 s; QEMU only (they need the edu device).
+stock_ref=(vfio_shared_eventfd)
+if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
+	run_step stock-reference "$kit_top/tools/testbed/run.sh" --modules stock \
+		--name check-stock --timeout 300 -- \
+		"$sel/run_tests.sh" "${stock_ref[@]}"
+fi
 finish
