@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs inside the testbed (tools/testbed/run.sh, chrooted into the host's
+# root): every test of a plan written by scripts/kit/conformance.sh, one
+# after the other, each with its own bound.
+#
+#   conformance-run.sh [--kut-timeout S] [--selftest-timeout S] PLAN
+#
+# PLAN has one test a line: "SUITE NAME PATH", SUITE kut (PATH: a
+# kvm-unit-tests standalone script, run with ACCEL=kvm and Debian's
+# qemu-system-x86_64) or selftests (PATH: a KVM selftest binary).
+# Results go to $KIT_OUT/results.txt, "SUITE NAME RESULT SECONDS" a line,
+# RESULT one of pass, fail, skip, timeout, error (the test could not be
+# started: no such file, no QEMU); each test's output to
+# $KIT_OUT/logs/SUITE-NAME.log.  Exit code 0 when every test of the plan
+# has a result line (whatever the result), 1 otherwise.
+set -euo pipefail
+
+kut_timeout=900 selftest_timeout=120
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kut-timeout) kut_timeout=$2; shift 2 ;;
+	--selftest-timeout) selftest_timeout=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "conformance-run.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+plan=${1:?usage: conformance-run.sh [--kut-timeout S] [--selftest-timeout S] PLAN}
+: "${KIT_OUT:?not in the testbed (no KIT_OUT)}"
+
+# kvm-unit-tests' scripts use process substitution and /dev/fd/N;
+# devtmpfs has no /dev/fd.  /tmp is a tmpfs already (the testbed's init).
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
+
+qemu=$(command -v qemu-system-x86_64 || true)
+results=$KIT_OUT/results.txt
+logs=$KIT_OUT/logs
+mkdir -p "$logs"
+: > "$results"
+echo "# conformance: $(wc -l < "$plan") tests, bounds: kut ${kut_timeout}s, selftests ${selftest_timeout}s"
+
+# A scratch working directory per test: the host root is read-only.
+run_one() {
+	local suite=$1 name=$2 path=$3 log=$4 rc=0 work
+	work=$(mktemp -d /tmp/conformance.XXXXXX)
+	case "$suite" in
+	kut)
+		[ -n "$qemu" ] || { echo "no qemu-system-x86_64" > "$log"; echo error; return; }
+		# The script's own timeout (TIMEOUT, which overrides
+		# unittests.cfg's) ends QEMU with 124; ours is a backstop.
+		(cd "$work" && ACCEL=kvm QEMU=$qemu TIMEOUT=${kut_timeout}s \
+			timeout -k 10 $((kut_timeout + 60)) bash "$path") > "$log" 2>&1 || rc=$?
+		# Exit codes of kvm-unit-tests' runner: 0 pass, 77 and 2
+		# skip (premature failure, arch or check mismatch), 124
+		# timeout; any other is a failure.
+		case $rc in
+		0) echo pass ;;
+		2 | 77) echo skip ;;
+		124) echo timeout ;;
+		*) echo fail ;;
+		esac
+		;;
+	selftests)
+		(cd "$work" && timeout -k 10 "$selftest_timeout" "$path") > "$log" 2>&1 || rc=$?
+		# kselftest: 0 pass, 4 (KSFT_SKIP) skip.
+		case $rc in
+		0) echo pass ;;
+		4) echo skip ;;
+		124 | 137) echo timeout ;;
+		*) echo fail ;;
+		esac
+		;;
+	*) echo "unknown suite $suite" > "$log"; echo error ;;
+	esac
+	rm -rf "$work"
+}
+
+while read -r suite name path; do
+	case "$suite" in '' | '#'*) continue ;; esac
+	log=$logs/$suite-$name.log
+	start=$SECONDS
+	if [ ! -f "$path" ]; then
+		echo "cannot start: $path does not exist" > "$log"
+		res=error
+	else
+		res=$(run_one "$suite" "$name" "$path" "$log")
+	fi
+	secs=$((SECONDS - start))
+	echo "$suite $name $res $secs" >> "$results"
+	echo "# conformance: $suite $name: $res (${secs} s)"
+done < "$plan"
+
+want=$(grep -cvE '^[[:space:]]*(#|$)' "$plan" || true)
+got=$(wc -l < "$results")
+[ "$want" -eq "$got" ] || { echo "# conformance: $got results for $want tests"; exit 1; }
+exit 0
