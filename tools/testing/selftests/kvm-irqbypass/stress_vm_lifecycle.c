@@ -124,23 +124,28 @@ static void snapshot_take(struct snapshot *s)
 }
 
 /*
- * SLUB keeps a slab per CPU: active objects may differ by one slab per CPU
- * and cache without any leak.  1,000 VMs leaking one object each would not.
+ * SLUB keeps a slab per CPU and a few partial slabs per CPU: active objects
+ * may differ by several slabs per CPU and cache without any leak (seen:
+ * 110 kvm_mmu_page_header objects, 5 slabs of 22, on stock modules after a
+ * loaded run).  Allow 4 slabs per CPU; 1,000 VMs leaking one object each
+ * would still be far above it.
  */
 static bool slabs_back(const struct snapshot *a, const struct snapshot *b,
-		       long cpus)
+		       long cpus, bool print)
 {
 	bool ok = true;
 	int i, j;
 
 	for (i = 0; i < b->nr_caches; i++) {
-		long before = 0, slack = b->caches[i].per_slab * cpus;
+		long before = 0, slack = 4 * b->caches[i].per_slab * cpus;
 
 		for (j = 0; j < a->nr_caches; j++)
 			if (!strcmp(a->caches[j].name, b->caches[i].name))
 				before = a->caches[j].active;
-		tap_diag("slab %-24s active %6ld -> %6ld (slack %ld)",
-			 b->caches[i].name, before, b->caches[i].active, slack);
+		if (print)
+			tap_diag("slab %-24s active %6ld -> %6ld (slack %ld)",
+				 b->caches[i].name, before, b->caches[i].active,
+				 slack);
 		if (b->caches[i].active > before + slack)
 			ok = false;
 	}
@@ -258,18 +263,25 @@ int main(void)
 	 * vfio's producer for it stays registered until the vector is off.
 	 */
 	edu_msi_trigger(&edu, -1);
-	/* VM teardown finishes in work items and RCU callbacks. */
-	usleep(1000 * 1000);
-	snapshot_take(&after);
-	tap_diag("all slab caches: %ld kB -> %ld kB", before.slab_kb,
-		 after.slab_kb);
+	/*
+	 * VM teardown finishes in work items and RCU callbacks, later on a
+	 * loaded host: give them up to 10 s.
+	 */
+	for (i = 0; i < 10; i++) {
+		usleep(1000 * 1000);
+		snapshot_take(&after);
+		if (slabs_back(&before, &after, cpus, false))
+			break;
+	}
+	tap_diag("all slab caches: %ld kB -> %ld kB (after %ld s)",
+		 before.slab_kb, after.slab_kb, i + 1);
 	/*
 	 * KASAN's quarantine keeps freed objects counted as active (the
 	 * debug kernel: 480 -> 960 kvm_mmu_page_header after 1,000 VMs), so
 	 * there the counts are only printed and kmemleak, which the testbed
 	 * scans after the run, decides.
 	 */
-	slabs_ok = slabs_back(&before, &after, cpus);
+	slabs_ok = slabs_back(&before, &after, cpus, true);
 	if (kasan_quarantine())
 		tap_skip("KVM slab caches: KASAN's quarantine holds frees (kmemleak decides)");
 	else
