@@ -24,6 +24,10 @@
 #                             generic+rt: build/report/lifecycle.csv
 #   make netbench             TCP_RR through an assigned e1000e into an L2 Linux
 #                             guest (QEMU), stock vs kit: build/report/tcprr.csv
+#   make conformance          kvm-unit-tests and the distro's KVM selftests in the
+#                             testbed, stock vs kit: build/report/conformance.csv
+#                             (KLINE=all, CONFORMANCE_SUITES=kut|selftests,
+#                             CONFORMANCE_TESTS="a b", KUT_SRC=checkout)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -40,7 +44,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass bench-lifecycle netbench
+	bench-irqbypass bench-lifecycle netbench conformance
 
 all modules:
 	@$(K)/build.sh
@@ -97,6 +101,9 @@ bench:
 
 netbench:
 	@tools/netbench/netbench.sh
+
+conformance:
+	@$(K)/conformance.sh
 
 testbed:
 	@tools/testbed/run.sh --modules kit

@@ -53,8 +53,11 @@ run_one() {
 		[ -n "$qemu" ] || { echo "no qemu-system-x86_64" > "$log"; echo error; return; }
 		# The script's own timeout (TIMEOUT, which overrides
 		# unittests.cfg's) ends QEMU with 124; ours is a backstop.
-		(cd "$work" && ACCEL=kvm QEMU=$qemu TIMEOUT=${kut_timeout}s \
-			timeout -k 10 $((kut_timeout + 60)) bash "$path") > "$log" 2>&1 || rc=$?
+		# A clean environment: the standalone scripts print it
+		# (their "export" line has no name when nothing is configured).
+		(cd "$work" && env -i PATH="$PATH" HOME="$work" ACCEL=kvm QEMU="$qemu" \
+			TIMEOUT="${kut_timeout}s" timeout -k 10 $((kut_timeout + 60)) \
+			bash "$path") > "$log" 2>&1 || rc=$?
 		# Exit codes of kvm-unit-tests' runner: 0 pass, 77 and 2
 		# skip (premature failure, arch or check mismatch), 124
 		# timeout; any other is a failure.
@@ -66,7 +69,8 @@ run_one() {
 		esac
 		;;
 	selftests)
-		(cd "$work" && timeout -k 10 "$selftest_timeout" "$path") > "$log" 2>&1 || rc=$?
+		(cd "$work" && env -i PATH="$PATH" HOME="$work" \
+			timeout -k 10 "$selftest_timeout" "$path") > "$log" 2>&1 || rc=$?
 		# kselftest: 0 pass, 4 (KSFT_SKIP) skip.
 		case $rc in
 		0) echo pass ;;
