@@ -165,7 +165,6 @@ excluded() {
 # 3. The plan of one line: "SUITE NAME PATH" a line.
 write_plan() {
 	local plan=$1 s n p
-	: > "$plan"
 	for s in $suites; do
 		case $s in
 		kut)
@@ -184,12 +183,14 @@ write_plan() {
 			continue
 		fi
 		echo "$s $n $p"
-	done > "$plan"
+	done > "$plan.tmp"
 	for n in $only; do
-		awk -v n="$n" '$2 == n { f = 1 } END { exit !f }' "$plan" ||
+		awk -v n="$n" '$2 == n { f = 1 } END { exit !f }' "$plan.tmp" ||
 			die "CONFORMANCE_TESTS: no test $n in the suites $suites of $KLINE"
 	done
-	[ -s "$plan" ] || die "no test to run"
+	[ -s "$plan.tmp" ] || die "no test to run"
+	# A new file: a testbed may still be reading the last one.
+	mv "$plan.tmp" "$plan"
 }
 
 report_only=${CONFORMANCE_REPORT_ONLY:-0}
