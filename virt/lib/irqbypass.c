@@ -53,7 +53,7 @@ MODULE_DESCRIPTION("IRQ bypass manager utility module (kvm-irqbypass kit)");
  *	smp_store_release(), read with smp_load_acquire() by the fast path.
  * @refused: consumers refused with -EBUSY on this token (a second irqfd on
  *	one eventfd) that have not unregistered yet; the fast path stays off
- *	while there are any, so the eventfd's newest waiter gets the
+ *	while there are any, so the eventfd's first waiter gets the
  *	interrupts as without the manager
  * @paired: @prod and @cons are connected
  * @hits: fast-path deliveries since the pair was connected
@@ -514,8 +514,10 @@ EXPORT_SYMBOL_GPL(irq_bypass_unregister_producer);
  * A second consumer on a token gets -EBUSY, as from the stock manager, but
  * is remembered until it unregisters: its owner (a second KVM irqfd on the
  * same eventfd) waits on the eventfd too, and without the manager the
- * eventfd's newest waiter takes the interrupts.  So the fast path is turned
- * off for the token until every refused consumer has unregistered.
+ * eventfd's first priority waiter takes the interrupts, which need not be
+ * the registered consumer (deassign the first irqfd and assign it again:
+ * the refused one is first now).  So the fast path is turned off for the
+ * token until every refused consumer has unregistered.
  */
 static void irqbp_refuse(struct irqbp_entry *e,
 			 struct irq_bypass_consumer *consumer)

@@ -719,7 +719,7 @@ static void test_opt_in(void)
 /*
  * Two consumers on one token (two VMs' irqfds on one eventfd): the second
  * gets -EBUSY as from the stock manager, and the fast path stays off until
- * it unregisters, so the eventfd's newest waiter gets the interrupts.
+ * it unregisters, so the eventfd's first waiter gets the interrupts.
  */
 static void test_shared_token(void)
 {
