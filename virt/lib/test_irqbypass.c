@@ -197,8 +197,10 @@ static int tfast(struct tprod *tp)
 	int ret;
 
 	atomic_inc(&tfast_running);
+	/* Pairs with smp_mb() in tp_sync(): count, then read the consumer. */
 	smp_mb__after_atomic();
 	ret = irq_bypass_fastpath(&tp->p);
+	/* The handler's accesses complete before tp_sync() sees zero. */
 	smp_mb__before_atomic();
 	atomic_dec(&tfast_running);
 	return ret;
@@ -207,6 +209,7 @@ static int tfast(struct tprod *tp)
 /* Context: process, called by the manager under its mutex. */
 static void tp_sync(struct irq_bypass_producer *p)
 {
+	/* Pairs with tfast(): the cleared consumer, then the count. */
 	smp_mb();
 	while (atomic_read(&tfast_running))
 		cpu_relax();
@@ -783,6 +786,8 @@ static void test_shared_token(void)
 
 static void test_debugfs(void)
 {
+	static const char tokens_header[] =
+		"token producer consumer paired irq handler hits misses fast refused\n";
 	static const char path[] = "/sys/kernel/debug/irqbypass/tokens";
 	struct tprod p;
 	struct tcons c;
@@ -809,8 +814,7 @@ static void test_debugfs(void)
 	} else {
 		EXPECT(n > 0);
 		if (n > 0) {
-			EXPECT(strstr(buf,
-				      "token producer consumer paired irq handler hits misses fast refused\n"));
+			EXPECT(strstr(buf, tokens_header));
 			EXPECT(strstr(buf, " 1 1 1 4242 1 1 0 1 0\n"));
 			if (!cur_ok)
 				pr_info("# debugfs: %s", buf);
