@@ -197,12 +197,11 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 	}
 	cons->token = irqfd->eventfd;
 
-	ret = irq_bypass_register_consumer(cons);
-	if (ret) {
+	if (irqfd_fastpath)
+		ret = irq_bypass_register_fast_consumer(cons, kvm_irqfd_fp_handler);
+	else
+		ret = irq_bypass_register_consumer(cons);
+	if (ret)
 		pr_info("irq bypass consumer (token %p) registration fails: %d\n",
 			cons->token, ret);
-		return;
-	}
-	if (irqfd_fastpath)
-		irq_bypass_set_consumer_handler(cons, kvm_irqfd_fp_handler);
 }

@@ -56,6 +56,9 @@ MODULE_DESCRIPTION("IRQ bypass manager utility module (kvm-irqbypass kit)");
  *	while there are any, so the eventfd's first waiter gets the
  *	interrupts as without the manager
  * @paired: @prod and @cons are connected
+ * @rcu_free: a producer was attached at some point, so its hard-irq
+ *	handler may still hold the entry (irq_bypass_fastpath()); without
+ *	one only irqbp_lock holders ever saw it and kfree() will do
  * @hits: fast-path deliveries since the pair was connected
  * @misses: fast-path calls by @prod that were not delivered
  * @rcu: for kfree_rcu()
@@ -72,6 +75,7 @@ struct irqbp_entry {
 	struct irq_bypass_consumer *fast_cons;
 	unsigned int refused;
 	bool paired;
+	bool rcu_free;
 	atomic64_t hits;
 	atomic64_t misses;
 	struct rcu_head rcu;
@@ -240,7 +244,10 @@ static struct irqbp_entry *irqbp_get_entry(void *token)
 /*
  * Frees @e once nothing uses it.  Both objects are unmarked by now, but a
  * fast path may still hold the pointer it read from prod->node:
- * kfree_rcu() waits for it without blocking us.
+ * kfree_rcu() waits for it without blocking us.  An entry that never had
+ * a producer (an irqfd whose eventfd no device signals, the common case)
+ * was never visible outside irqbp_lock and is freed at once, which spares
+ * every such KVM_IRQFD deassign an RCU callback.
  */
 static void irqbp_put_entry(struct irqbp_entry *e)
 {
@@ -249,7 +256,10 @@ static void irqbp_put_entry(struct irqbp_entry *e)
 		return;
 	hlist_del(&e->hnode);
 	irqbp_nr_entries--;
-	kfree_rcu(e, rcu);
+	if (e->rcu_free)
+		kfree_rcu(e, rcu);
+	else
+		kfree(e);
 	if (irqbp_hash_bits > IRQBP_HASH_MIN_BITS &&
 	    irqbp_nr_entries < (1U << irqbp_hash_bits) / 4)
 		irqbp_hash_resize(irqbp_hash_bits - 1);
@@ -402,6 +412,7 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 	}
 
 	e->sync = sync;
+	e->rcu_free = true;
 	WRITE_ONCE(e->prod, producer);
 	if (e->cons) {
 		ret = irqbp_pair(e);
@@ -544,26 +555,8 @@ static bool irqbp_forget_refused(struct irq_bypass_consumer *consumer)
 	return true;
 }
 
-/**
- * irq_bypass_register_consumer - register IRQ bypass consumer
- * @consumer: pointer to consumer structure
- *
- * Records @consumer under its token and connects it with the producer of the
- * same token, if one is registered.
- *
- * Context: process, may sleep.  The callbacks of both sides run under the
- * manager's mutex.
- *
- * Return: 0; -EINVAL without a token, @add_producer or @del_producer;
- * -EBUSY if @consumer or another consumer with this token is registered
- * (in the latter case @consumer must still be passed to
- * irq_bypass_unregister_consumer() before it is freed, as KVM does; until
- * then the token's fast path is off); -ENOMEM; or the error of a failing
- * add callback, in which case nothing is registered and both sides are
- * left unpaired.  On success a reference on this module is held until
- * irq_bypass_unregister_consumer().
- */
-int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
+static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
+				   irq_bypass_fast_handler_t handler)
 {
 	struct irqbp_entry *e;
 	int ret;
@@ -602,9 +595,11 @@ int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
 	}
 
 	e->cons = consumer;
+	e->handler = handler;
 	if (e->prod) {
 		ret = irqbp_pair(e);
 		if (ret) {
+			e->handler = NULL;
 			e->cons = NULL;
 			irqbp_put_entry(e);
 			goto out_unlock;
@@ -620,7 +615,50 @@ out_unlock:
 	module_put(THIS_MODULE);
 	return ret;
 }
+
+/**
+ * irq_bypass_register_consumer - register IRQ bypass consumer
+ * @consumer: pointer to consumer structure
+ *
+ * Records @consumer under its token and connects it with the producer of the
+ * same token, if one is registered.
+ *
+ * Context: process, may sleep.  The callbacks of both sides run under the
+ * manager's mutex.
+ *
+ * Return: 0; -EINVAL without a token, @add_producer or @del_producer;
+ * -EBUSY if @consumer or another consumer with this token is registered
+ * (in the latter case @consumer must still be passed to
+ * irq_bypass_unregister_consumer() before it is freed, as KVM does; until
+ * then the token's fast path is off); -ENOMEM; or the error of a failing
+ * add callback, in which case nothing is registered and both sides are
+ * left unpaired.  On success a reference on this module is held until
+ * irq_bypass_unregister_consumer().
+ */
+int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
+{
+	return irqbp_register_consumer(consumer, NULL);
+}
 EXPORT_SYMBOL_GPL(irq_bypass_register_consumer);
+
+/**
+ * irq_bypass_register_fast_consumer - register a consumer with a fast handler
+ * @consumer: pointer to consumer structure
+ * @handler: its fast handler, as irq_bypass_set_consumer_handler() sets it
+ *
+ * irq_bypass_register_consumer() and irq_bypass_set_consumer_handler() in
+ * one step under one lock (KVM registers every irqfd this way).
+ *
+ * Context: process, may sleep.
+ *
+ * Return: as irq_bypass_register_consumer().
+ */
+int irq_bypass_register_fast_consumer(struct irq_bypass_consumer *consumer,
+				      irq_bypass_fast_handler_t handler)
+{
+	return irqbp_register_consumer(consumer, handler);
+}
+EXPORT_SYMBOL_GPL(irq_bypass_register_fast_consumer);
 
 /**
  * irq_bypass_unregister_consumer - unregister IRQ bypass consumer

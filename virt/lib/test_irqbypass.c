@@ -675,6 +675,64 @@ static void test_fastpath(void)
 }
 
 /*
+ * irq_bypass_register_fast_consumer(): registering and attaching the
+ * handler in one step behaves as the two calls did, before and after the
+ * producer, and a refused or failed registration attaches nothing.
+ */
+static void test_fast_consumer(void)
+{
+	struct tcons c, c2;
+	struct tprod p;
+
+	tprod_init(&p, &tok[5], 40);
+	tcons_init(&c, &tok[5]);
+	tcons_init(&c2, &tok[5]);
+	c.expect_prod = &p;
+	c2.expect_prod = &p;
+	p.log = false;
+	c.log = false;
+	c2.log = false;
+
+	/* Consumer first, then the producer: published on pairing. */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	/* A second consumer is refused and its handler never attached. */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	irq_bypass_unregister_consumer(&c2.c);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 2);
+	EXPECT_EQ(atomic_read(&c2.calls), 0);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+
+	/* Producer first: published at once. */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 3);
+	irq_bypass_unregister_consumer(&c.c);
+
+	/* A failing add callback registers nothing, handler included. */
+	c.add_ret = -EIO;
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EIO);
+	c.add_ret = 0;
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	EXPECT_EQ(atomic_read(&c.calls), 3);
+	irq_bypass_unregister_consumer(&c.c);
+	irq_bypass_unregister_producer(&p.p);
+
+	/* Without a producer the token's entry goes at once (kfree()). */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT(token_known(&tok[5]));
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT(!token_known(&tok[5]));
+	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
+	EXPECT_EQ(atomic_read(&c2.bad_calls), 0);
+}
+
+/*
  * Only fast producers are published, and their unpair calls their sync
  * callback once (no grace period); a plain producer (vhost-vdpa) pays
  * nothing for the fast path.
@@ -1062,7 +1120,7 @@ static void run(const char *name, void (*fn)(void))
 }
 
 #define RUN(t) run(#t, t)
-#define NR_TESTS 15
+#define NR_TESTS 16
 
 static int __init test_irqbypass_init(void)
 {
@@ -1079,6 +1137,7 @@ static int __init test_irqbypass_init(void)
 	RUN(test_node_clobbered);
 	RUN(test_module_refcount);
 	RUN(test_fastpath);
+	RUN(test_fast_consumer);
 	RUN(test_opt_in);
 	RUN(test_shared_token);
 	RUN(test_debugfs);
