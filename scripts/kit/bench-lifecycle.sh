@@ -14,10 +14,20 @@
 # row (build/report/lifecycle.txt).  The testbed gets a second edu for the
 # other VM.  See Documentation/benchmarks.rst, "Lifecycle".
 #
+# By default each kernel gets ONE boot that runs both module sets
+# alternately (tools/lifecycle/ab.sh: LIFECYCLE_REPS reps, stock-kit then
+# kit-stock), since the same modules moved by 10-15 % between boots; every
+# rep's rows go to build/report/lifecycle-ab.csv (rep,<the columns above>,
+# busy_ns_per_op: CPU time tasks ran per op, lifecycle --busy) and
+# lifecycle.csv holds the median over the reps.  LIFECYCLE_REPS=0: a
+# boot per module set instead (also when ICOUNT= : swapping modules under
+# multi-threaded TCG risks the static-key race guest-setup.sh describes).
+#
 # Environment:
 #   KLINE=6.12             the kernel line; KLINE=all: 6.12 and 6.1
 #   LIFECYCLE_FLAVOURS="generic rt"  LIFECYCLE_MODULES="stock kit"
 #   ICOUNT=0               -icount shift=ICOUNT,sleep=off (ICOUNT= for real time)
+#   LIFECYCLE_REPS=3       same-boot stock/kit reps (0: a boot per set)
 #   LIFECYCLE_ARGS=...     extra lifecycle options (e.g. "--cases irqfd
 #                          --vectors 1,64" or "--min-ops 4096")
 #
@@ -36,6 +46,10 @@ done
 export KLINE
 flavours=${LIFECYCLE_FLAVOURS:-generic rt}
 modsets=${LIFECYCLE_MODULES:-stock kit}
+reps=${LIFECYCLE_REPS-3}
+[[ "$reps" =~ ^[0-9]+$ ]] || die "LIFECYCLE_REPS=$reps: a number"
+[ -n "$ICOUNT" ] || reps=0
+[ "$modsets" = "stock kit" ] || reps=0
 report=$B/report
 header=case,vectors,kernel,modules,ops,ns_per_op,ipis_per_op,other_vm_p99_ns
 oheader=kernel,modules,quiet_p99_ns,quiet_med_ns,churn_p99_ns,churn_med_ns,churn_swaps
@@ -62,7 +76,43 @@ if [[ " $modsets " == *" kit "* ]]; then
 fi
 
 failed=()
+ab_boot() {	# ab_boot FLAVOUR LABEL: both module sets in one boot
+	local f=$1 label=$2 krel name=lifecycle-ab dir rc=0 r m
+	krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
+	dir=$B/testbed/$krel/$name
+	step "boot $label: lifecycle, stock and kit modules alternately, $reps reps (icount shift=$ICOUNT)"
+	# shellcheck disable=SC2086 # LIFECYCLE_ARGS is a list
+	FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules kit \
+		--name "$name" --timeout $((600 + 900 * reps)) --icount "$ICOUNT" \
+		--qemu-arg -device --qemu-arg edu -- \
+		bash "$kit_top/tools/lifecycle/ab.sh" "$reps" "$dir" -- \
+		"$B/lifecycle/lifecycle" --kernel "$label" --busy ${LIFECYCLE_ARGS:-} || rc=$?
+	for r in $(seq "$reps"); do
+		for m in stock kit; do
+			[ -s "$dir/ab-$r-$m.csv" ] &&
+				tail -n +2 "$dir/ab-$r-$m.csv" | sed "s/^/$r,/" >> "$report/lifecycle-ab.csv"
+			[ -s "$dir/ab-other-$r-$m.csv" ] &&
+				tail -n +2 "$dir/ab-other-$r-$m.csv" | sed "s/^/$r,/" >> "$report/lifecycle-ab-other.csv"
+		done
+	done
+	if [ "$rc" -ne 0 ]; then
+		echo "kit: bench-lifecycle: $label exited $rc (console: ${dir#"$kit_top"/}/console.log)" >&2
+		failed+=("$label")
+	fi
+}
+
+if [ "$reps" -gt 0 ]; then
+	echo "rep,$header,busy_ns_per_op" > "$report/lifecycle-ab.csv"
+	echo "rep,$oheader" > "$report/lifecycle-ab-other.csv"
+	for KLINE in $lines; do
+		for f in $flavours; do
+			ab_boot "$f" "$KLINE-$f"
+		done
+	done
+fi
+
 for KLINE in $lines; do
+	[ "$reps" -gt 0 ] && break
 	for f in $flavours; do
 		for m in $modsets; do
 			krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
@@ -103,10 +153,16 @@ merge() {
 		done
 	done
 }
-merge "$header" lifecycle-boot > "$report/lifecycle.csv.tmp"
-merge "$oheader" lifecycle-other > "$report/lifecycle-other.csv"
-rm -f "$report"/lifecycle-boot-*.csv "$report"/lifecycle-other-*-*.csv
-mv "$report/lifecycle.csv.tmp" "$report/lifecycle.csv"
+if [ "$reps" -gt 0 ]; then
+	# The median of the reps per row (report.py --ab).
+	python3 "$kit_top/tools/lifecycle/report.py" --merge-ab "$report" ||
+		die "report.py --merge-ab failed"
+else
+	merge "$header" lifecycle-boot > "$report/lifecycle.csv.tmp"
+	merge "$oheader" lifecycle-other > "$report/lifecycle-other.csv"
+	rm -f "$report"/lifecycle-boot-*.csv "$report"/lifecycle-other-*-*.csv
+	mv "$report/lifecycle.csv.tmp" "$report/lifecycle.csv"
+fi
 
 if [ "$(wc -l < "$report/lifecycle.csv")" -gt 1 ]; then
 	python3 "$kit_top/tools/lifecycle/report.py" --icount "${ICOUNT:-off}" \

@@ -19,7 +19,10 @@
  *   vm            KVM_CREATE_VM, vCPU, N MSI routes, N irqfds, close.
  *
  * Times are CLOCK_MONOTONIC around the loop; IPIs are the CAL and TLB
- * lines of /proc/interrupts (sum over CPUs) over the loop.  A benchmark:
+ * lines of /proc/interrupts (sum over CPUs) over the loop.  With --busy a
+ * ninth column, busy_ns_per_op: the CPU time that tasks ran over the loop
+ * (/proc/schedstat, all CPUs), i.e. the work without the idle waits for
+ * ticks and grace periods that make up most of a vm op.  A benchmark:
  * nothing is judged, but every ioctl is checked and any failure exits 2.
  */
 #include <ctype.h>
@@ -57,6 +60,8 @@
 #define SWAP_TIMEOUT_MS	120000
 /* Swaps at least, however soon the other VM is done. */
 #define SWAP_MIN_OPS	16
+/* VMs whose own times the vm case keeps (its distribution line). */
+#define VM_TIMES	4096
 
 struct opts {
 	long min_ops;		/* at least this many ops per row ... */
@@ -72,11 +77,12 @@ struct row {
 	const char *name;
 	unsigned int vectors;
 	long ops;
-	double ns_per_op, ipis_per_op;
+	double ns_per_op, ipis_per_op, busy_ns_per_op;
 	double other_p99_ns;	/* < 0: not measured */
 };
 
 static bool verbose;
+static bool busy_col;
 
 /* The selftest libraries report through these; diagnostics go to stderr. */
 void tap_diag_fmt(const char *fmt, ...)
@@ -123,6 +129,37 @@ static double now_ns(void)
 	if (clock_gettime(CLOCK_MONOTONIC, &ts))
 		fail("clock_gettime: %s", strerror(errno));
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * Sum over CPUs of the time tasks ran (ns): the seventh field of
+ * /proc/schedstat's cpu lines (rq_cpu_time; CONFIG_SCHED_INFO).  vCPU
+ * threads, kworkers and RCU kthreads count; idle does not.
+ */
+static long long busy_ns(void)
+{
+	long long total = 0, f[9];
+	char line[512];
+	bool seen = false;
+	FILE *fp;
+
+	fp = fopen("/proc/schedstat", "re");
+	if (!fp)
+		fail("/proc/schedstat: %s", strerror(errno));
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, "cpu", 3))
+			continue;
+		if (sscanf(line, "%*s %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+			   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
+			   &f[7], &f[8]) != 9)
+			fail("/proc/schedstat: unexpected cpu line: %s", line);
+		total += f[6];
+		seen = true;
+	}
+	fclose(fp);
+	if (!seen)
+		fail("/proc/schedstat has no cpu line");
+	return total;
 }
 
 /* Sum over CPUs of the CAL (function call) and TLB (shootdown) IPIs. */
@@ -345,11 +382,29 @@ static bool more(const struct opts *o, long min_ops, long ops, double ns)
 	return ops < min_ops || ns < o->min_ms * 1e6;
 }
 
-static void finish(struct row *r, long ops, double ns, long long ipi)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The counters at the start of a loop. */
+struct mark {
+	long long ipis, busy;
+};
+
+static struct mark mark(void)
+{
+	return (struct mark){ .ipis = ipis(), .busy = busy_ns() };
+}
+
+static void finish(struct row *r, long ops, double ns, struct mark m0)
 {
 	r->ops = ops;
 	r->ns_per_op = ns / ops;
-	r->ipis_per_op = (double)ipi / ops;
+	r->ipis_per_op = (double)(ipis() - m0.ipis) / ops;
+	r->busy_ns_per_op = (double)(busy_ns() - m0.busy) / ops;
 }
 
 static void case_irqfd(const struct opts *o, struct edu_dev *edu,
@@ -357,7 +412,7 @@ static void case_irqfd(const struct opts *o, struct edu_dev *edu,
 {
 	struct lite_vm *vm = new_vm();
 	int *fd = eventfds(n);
-	long long ipi0;
+	struct mark m0;
 	double t0, ns;
 	unsigned int i;
 	long ops = 0;
@@ -372,7 +427,7 @@ static void case_irqfd(const struct opts *o, struct edu_dev *edu,
 	for (i = 0; i < n; i++)
 		irqfd(vm, fd[i], i, false);
 
-	ipi0 = ipis();
+	m0 = mark();
 	t0 = now_ns();
 	do {
 		for (i = 0; i < n; i++)
@@ -382,7 +437,7 @@ static void case_irqfd(const struct opts *o, struct edu_dev *edu,
 		ops += n;
 		ns = now_ns() - t0;
 	} while (more(o, o->min_ops, ops, ns));
-	finish(r, ops, ns, ipis() - ipi0);
+	finish(r, ops, ns, m0);
 	printf("# irqfd/%u: %ld ops in %.1f ms, paired tokens while assigned: %d%s\n",
 	       n, ops, ns / 1e6, paired, paired < 0 ? " (no debugfs file)" : "");
 	msi_off(edu);
@@ -396,14 +451,17 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 	struct guest_params params = { .vector = IRQLAT_VECTOR };
 	int *fd = eventfds(n);
 	struct lite_vm *vm;
-	long long ipi0 = 0;
+	struct mark m0 = { 0 };
 	double t0 = 0, ns = 0;
 	unsigned int i;
 	long ops = 0;
 	bool warm = false;
+	static double op_ns[VM_TIMES];
+	double t_op = 0;
 
 	msi_trigger(edu, fd[0]);
 	for (;;) {
+		t_op = now_ns();
 		vm = new_vm();
 		if (vm_start_guest(vm, &params))
 			fail("creating the vCPU failed (run with -v)");
@@ -414,17 +472,30 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 		/* The first VM is a warm-up, not timed. */
 		if (!warm) {
 			warm = true;
-			ipi0 = ipis();
+			m0 = mark();
 			t0 = now_ns();
 			continue;
 		}
-		ops++;
 		ns = now_ns() - t0;
+		if (ops < VM_TIMES)
+			op_ns[ops] = now_ns() - t_op;
+		ops++;
 		if (!more(o, o->vm_min_ops, ops, ns))
 			break;
 	}
-	finish(r, ops, ns, ipis() - ipi0);
+	finish(r, ops, ns, m0);
 	printf("# vm/%u: %ld VMs in %.1f ms\n", n, ops, ns / 1e6);
+	{
+		long k, m = ops < VM_TIMES ? ops : VM_TIMES;
+
+		qsort(op_ns, m, sizeof(op_ns[0]), cmp_double);
+		printf("# vm/%u: per VM min %.2f p25 %.2f median %.2f p75 %.2f max %.2f ms:",
+		       n, op_ns[0] / 1e6, op_ns[m / 4] / 1e6, op_ns[m / 2] / 1e6,
+		       op_ns[3 * m / 4] / 1e6, op_ns[m - 1] / 1e6);
+		for (k = 0; k < m && m <= 256; k++)
+			printf(" %.1f", op_ns[k] / 1e6);
+		printf("\n");
+	}
 	msi_off(edu);
 	close_fds(fd, n);
 }
@@ -497,7 +568,7 @@ static void case_swap(const struct opts *o, struct edu_dev *edu,
 	int *fd = eventfds(2);
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), other_cpu = -1;
 	double quiet_p99, quiet_med, t0, ns;
-	long long ipi0;
+	struct mark m0;
 	long ops = 0;
 	pid_t pid;
 
@@ -525,7 +596,7 @@ static void case_swap(const struct opts *o, struct edu_dev *edu,
 	       paired_tokens());
 
 	pid = other_vm_start(o, other_bdf, other_cpu, out);
-	ipi0 = ipis();
+	m0 = mark();
 	t0 = now_ns();
 	/* Swap until the other VM is done (and SWAP_MIN_OPS times). */
 	while (!__atomic_load_n(&out->done, __ATOMIC_ACQUIRE) ||
@@ -536,7 +607,7 @@ static void case_swap(const struct opts *o, struct edu_dev *edu,
 			     SWAP_TIMEOUT_MS);
 	}
 	ns = now_ns() - t0;
-	finish(r, ops, ns, ipis() - ipi0);
+	finish(r, ops, ns, m0);
 	other_vm_wait(pid, out);
 	r->other_p99_ns = out->p99_ns;
 	printf("# trigger-swap: %ld swaps in %.1f ms\n", ops, ns / 1e6);
@@ -570,9 +641,12 @@ static void print_row(FILE *f, const struct opts *o, const struct row *r)
 	fprintf(f, "%s,%u,%s,%s,%ld,%.1f,%.3f,", r->name, r->vectors,
 		o->kernel, o->modules, r->ops, r->ns_per_op, r->ipis_per_op);
 	if (r->other_p99_ns < 0)
-		fprintf(f, "-\n");
+		fprintf(f, "-");
 	else
-		fprintf(f, "%.0f\n", r->other_p99_ns);
+		fprintf(f, "%.0f", r->other_p99_ns);
+	if (busy_col)
+		fprintf(f, ",%.0f", r->busy_ns_per_op);
+	fprintf(f, "\n");
 	fflush(f);
 }
 
@@ -667,6 +741,7 @@ static void usage(FILE *f)
 		"  --max-ms MS        stop after the round that passes MS (default 2000)\n"
 		"                     (trigger-swap: until the other VM is done)\n"
 		"  --other-n N        the other VM's interrupts (default 500)\n"
+		"  --busy             a ninth column, busy_ns_per_op (/proc/schedstat)\n"
 		"  -v, --verbose      the helpers' diagnostics on stderr\n");
 }
 
@@ -685,6 +760,7 @@ int main(int argc, char **argv)
 		{ "min-ms", required_argument, NULL, 't' },
 		{ "max-ms", required_argument, NULL, 'T' },
 		{ "other-n", required_argument, NULL, 'n' },
+		{ "busy", no_argument, NULL, 'B' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -746,6 +822,9 @@ int main(int argc, char **argv)
 			if (o.other_n > IRQLAT_MAX_SAMPLES)
 				fail("--other-n: at most %u", IRQLAT_MAX_SAMPLES);
 			break;
+		case 'B':
+			busy_col = true;
+			break;
 		case 'v':
 			verbose = true;
 			o.verbose = true;
@@ -773,9 +852,9 @@ int main(int argc, char **argv)
 		fail("trigger-swap needs a second edu (-device edu) for the other VM");
 
 	if (header)
-		printf("%s\n", CSV_HEADER);
+		printf("%s%s\n", CSV_HEADER, busy_col ? ",busy_ns_per_op" : "");
 	if (csv)
-		fprintf(csv, "%s\n", CSV_HEADER);
+		fprintf(csv, "%s%s\n", CSV_HEADER, busy_col ? ",busy_ns_per_op" : "");
 	if (other_csv)
 		fprintf(other_csv, "%s\n", OTHER_HEADER);
 

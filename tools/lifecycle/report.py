@@ -10,9 +10,16 @@ Reads, in the report directory written by scripts/kit/bench-lifecycle.sh:
                        (kernel,modules,quiet_p99_ns,quiet_med_ns,
                        churn_p99_ns,churn_med_ns,churn_swaps), optional
 
+  lifecycle-ab.csv     rep,<the lifecycle.csv columns>: every rep of a
+                       same-boot run (tools/lifecycle/ab.sh), optional
+
 and writes lifecycle.txt (the table, also printed).  Each kit row's ratios
 are kit/stock for the same case, vector count and kernel: below 1 the kit
-is cheaper.  A report, not a test: no figure is judged.
+is cheaper.  With lifecycle-ab.csv the ns/op ratio is the median of the
+reps' paired ratios (each rep's stock and kit ran in the same boot), with
+their range.  --merge-ab writes lifecycle.csv and lifecycle-other.csv from
+the reps (per row the median; ops: the sum) and exits.  A report, not a
+test: no figure is judged.
 """
 import argparse
 import csv
@@ -52,6 +59,73 @@ def order_key(r):
     return (idx(CASE_ORDER, r["case"]), int(r["vectors"]),
             tuple(-x for x in line), k.endswith("-rt"),
             idx(MOD_ORDER, r["modules"]))
+
+
+def median(vals):
+    vals = sorted(v for v in vals if v is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def merge_ab(report):
+    """lifecycle.csv and lifecycle-other.csv from the reps' medians."""
+    for src, dst, keys in (
+            ("lifecycle-ab.csv", "lifecycle.csv",
+             ("case", "vectors", "kernel", "modules")),
+            ("lifecycle-ab-other.csv", "lifecycle-other.csv",
+             ("kernel", "modules"))):
+        path = os.path.join(report, src)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            rd = csv.DictReader(f)
+            cols = [c for c in rd.fieldnames
+                    if c not in ("rep", "busy_ns_per_op")]
+            rows = list(rd)
+        groups = {}
+        for r in rows:
+            groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+        with open(os.path.join(report, dst), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(cols)
+            for key, rs in groups.items():
+                out = []
+                for c in cols:
+                    if c in keys:
+                        out.append(rs[0][c])
+                    elif c in ("ops", "churn_swaps"):
+                        out.append(str(sum(int(num(r[c]) or 0) for r in rs)))
+                    else:
+                        m = median(num(r[c]) for r in rs)
+                        out.append("-" if m is None else
+                                   ("%.3f" % m if c == "ipis_per_op"
+                                    else "%.1f" % m))
+                w.writerow(out)
+
+
+def paired(ab, r, col="ns_per_op"):
+    """Median and range of the reps' kit/stock @col, or "-"."""
+    if r["modules"] != "kit":
+        return "-"
+    by_rep = {}
+    for a in ab:
+        if (a["case"], a["vectors"], a["kernel"]) == \
+           (r["case"], r["vectors"], r["kernel"]):
+            by_rep.setdefault(a["rep"], {})[a["modules"]] = num(a.get(col))
+    rs = [v["kit"] / v["stock"] for v in by_rep.values()
+          if v.get("kit") is not None and v.get("stock")]
+    if not rs:
+        return "-"
+    return "%.2f [%.2f-%.2f] n=%d" % (median(rs), min(rs), max(rs), len(rs))
 
 
 def fmt(v, digits):
@@ -94,7 +168,13 @@ def main():
     ap.add_argument("--icount", default="off",
                     help="the testbed's -icount shift, or off")
     ap.add_argument("--commit", default="", help="what was measured")
+    ap.add_argument("--merge-ab", action="store_true",
+                    help="write lifecycle.csv from lifecycle-ab.csv, exit")
     args = ap.parse_args()
+    if args.merge_ab:
+        merge_ab(args.report)
+        return
+    ab = read_csv(os.path.join(args.report, "lifecycle-ab.csv"))
 
     path = os.path.join(args.report, "lifecycle.csv")
     with open(path) as f:
@@ -119,7 +199,8 @@ def main():
     head = ["case", "vectors", "kernel", "modules", "ops", "ns/op",
             "IPIs/op", "other VM p99 ns", "quiet p99 ns",
             "p99 churn/quiet", "ns/op kit/stock", "IPIs/op kit/stock",
-            "p99 kit/stock"]
+            "p99 kit/stock"] + (["ns/op kit/stock per rep",
+                                 "busy/op kit/stock per rep"] if ab else [])
     table = []
     for r in rows:
         s = stock_of(r)
@@ -138,7 +219,8 @@ def main():
             ratio(r["ipis_per_op"], s["ipis_per_op"]) if kit else "-",
             ratio(r["other_vm_p99_ns"], s["other_vm_p99_ns"])
             if kit and r["case"] == "trigger-swap" else "-",
-        ])
+        ] + ([paired(ab, r), paired(ab, r, "busy_ns_per_op")]
+             if ab else []))
     widths = [max(len(h), *(len(t[i]) for t in table))
               for i, h in enumerate(head)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths)),
@@ -167,6 +249,15 @@ def main():
         "kit/stock: the kit row against the stock row of the same case, "
         "vectors and kernel (below 1: the kit is cheaper).",
     ]
+    if ab:
+        lines.append(
+            "Same boot: each kernel booted once and ran stock and kit "
+            "modules alternately (tools/lifecycle/ab.sh, stock-kit then "
+            "kit-stock); the rows are medians over the reps, per rep: the "
+            "median of the reps' own kit/stock ratios [min-max], n reps. "
+            "busy/op: CPU time that tasks ran over the loop "
+            "(/proc/schedstat, all CPUs) per op: the work, without the "
+            "idle waits for ticks and grace periods (lifecycle --busy).")
     if args.commit:
         lines.append("Measured: %s." % args.commit)
     lines.append("Run %s on %s." % (when, where()))
