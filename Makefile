@@ -97,10 +97,10 @@ demo:
 	@$(K)/demo.sh
 
 bench:
-	@tools/irqlat/bench.sh
+	@$(K)/bench.sh
 
 netbench:
-	@tools/netbench/netbench.sh
+	@$(K)/netbench.sh
 
 conformance:
 	@$(K)/conformance.sh

@@ -21,7 +21,7 @@
 # when a boot failed or irqlat reported a lost or doubled interrupt; the
 # rows of every boot that produced them are written all the same.
 set -euo pipefail
-. "$(dirname "$0")/../../scripts/kit/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 N=${N:-500}
 ICOUNT=${ICOUNT-0}

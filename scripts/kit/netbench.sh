@@ -27,7 +27,7 @@
 # when a boot or a combination failed; the rows that were measured are
 # written all the same.
 set -euo pipefail
-. "$(dirname "$0")/../../scripts/kit/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 KIT_T0=${KIT_T0:-$(date +%s)}
 export KIT_T0
