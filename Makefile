@@ -106,7 +106,7 @@ conformance:
 	@$(K)/conformance.sh
 
 testbed:
-	@tools/testbed/run.sh --modules kit
+	@$(K)/testbed.sh --modules kit
 
 clean:
 	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report \

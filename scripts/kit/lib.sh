@@ -120,6 +120,29 @@ kit_build_flavours() {
 	done
 }
 
+# kit_image: the target's kernel image for the testbed, in $IMGROOT:
+# Debian's image package extracted once per version (never into /boot), or
+# with KIT_DEBUG=1 the debug kernel, built once by debug-kernel.sh.
+kit_image() {
+	local pkgs=$B/testbed/$KREL/pkgs
+	if [ "${KIT_DEBUG:-0}" = 1 ]; then
+		"$kit_top/scripts/kit/debug-kernel.sh"
+		return
+	fi
+	[ -f "$IMGROOT/boot/vmlinuz-$KREL" ] && return 0
+	step "downloading and extracting $IMGPKG"
+	mkdir -p "$pkgs"
+	(cd "$pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
+		{ apt-get update -q > /dev/null 2>&1 || true
+		  (cd "$pkgs" && apt-get download -q "$IMGPKG"); } ||
+		die "cannot download $IMGPKG"
+	rm -rf "$IMGROOT.tmp"
+	dpkg-deb -x "$pkgs/${IMGPKG}_"*.deb "$IMGROOT.tmp"
+	depmod -b "$IMGROOT.tmp" "$KREL"
+	rm -rf "$IMGROOT"; mv "$IMGROOT.tmp" "$IMGROOT"
+	rm -rf "$pkgs"
+}
+
 # kit_lines: the kernel lines KLINE names (default 6.12; all: 6.12 and 6.1).
 kit_lines() {
 	local l lines=${KLINE:-6.12}
@@ -131,7 +154,7 @@ kit_lines() {
 }
 
 # kit_boots: the benchmarks' boot loop.  Builds the kit for each line when
-# the module sets include it, then boots the testbed (tools/testbed/run.sh)
+# the module sets include it, then boots the testbed (scripts/kit/testbed.sh)
 # once per kernel line x flavour x module set, in that order.  The caller
 # sets:
 #   boot_what      its name in messages (bench, netbench, ...)
@@ -170,7 +193,7 @@ kit_boots() {
 				boot_cmd
 				step "boot $label, $m modules: $boot_desc"
 				rc=0
-				(unset KREL; "$kit_top/tools/testbed/run.sh" --modules "$m" \
+				(unset KREL; "$kit_top/scripts/kit/testbed.sh" --modules "$m" \
 					--name "$name" ${ICOUNT:+--icount "$ICOUNT"} \
 					"${boot_opts[@]}" -- "${boot_argv[@]}") || rc=$?
 				boot_collect "$rc"

@@ -68,9 +68,8 @@ make -s -C "$kit_top/tools/netbench" OUTPUT="$nb" > "$nb/build.log" 2>&1 ||
 # The L2 guest: Debian's generic kernel of the line whatever the testbed
 # runs, so that rows differ only in the testbed's kernel and modules.
 # shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
-l2k=$(FLAVOUR=generic; unset KREL; kit_target
-      . "$kit_top/tools/testbed/lib.sh"; tb_image >&2
-      echo "$root/boot/vmlinuz-$KREL")
+l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
+      echo "$IMGROOT/boot/vmlinuz-$KREL")
 l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
 l2i=$nb/l2-initrd.img
 e1000e=$(find "$l2mods/kernel/drivers/net/ethernet/intel/e1000e" -name 'e1000e.ko*' | head -n 1)
