@@ -97,16 +97,16 @@ demo:
 	@$(K)/demo.sh
 
 bench:
-	@tools/irqlat/bench.sh
+	@$(K)/bench.sh
 
 netbench:
-	@tools/netbench/netbench.sh
+	@$(K)/netbench.sh
 
 conformance:
 	@$(K)/conformance.sh
 
 testbed:
-	@tools/testbed/run.sh --modules kit
+	@$(K)/testbed.sh --modules kit
 
 clean:
 	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report \

@@ -8,6 +8,7 @@
 # (ratio = stock/kit).  A benchmark, not a test: nothing is asserted.
 #   BENCH_ARGS="samples=5"   extra irqbypass_bench module parameters
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 kit_target
@@ -16,7 +17,7 @@ kit_target
 mkdir -p "$B/report"
 csv=$B/report/irqbypass.csv
 # shellcheck disable=SC2016 # expanded inside the testbed
-"$kit_top/tools/testbed/run.sh" --modules kit --name bench-irqbypass -- bash -c '
+"$kit_top/scripts/kit/testbed.sh" --modules kit --name bench-irqbypass -- bash -c '
 	modprobe -d "$MODROOT" -S "$KREL" irqbypass_bench '"${BENCH_ARGS:-}"' || exit 1
 	dmesg | sed -n "s/.*irqbypass_bench: csv: //p" > "$KIT_OUT/irqbypass.csv"
 	dmesg | sed -n "s/.*irqbypass_bench: # //p"'

@@ -8,8 +8,9 @@
 #   CAMPAIGN_ENV="KVM_IRQBYPASS_VMS=100 KVM_IRQBYPASS_SEED=7"
 #                                      bounds and seeds for the tests
 # Log: build/testbed/<krel>/campaign-<modules>/console.log.  Exit code as
-# tools/testbed/run.sh (124 timeout, 125 kernel splat, 99 testbed).
+# scripts/kit/testbed.sh (124 timeout, 125 kernel splat, 99 testbed).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 kit_target
@@ -26,7 +27,7 @@ append=
 # shellcheck disable=SC2086 # word splitting wanted: lists of names
 set -- ${CAMPAIGN:---campaign}
 # shellcheck disable=SC2086
-exec "$kit_top/tools/testbed/run.sh" --modules "$modules" \
+exec "$kit_top/scripts/kit/testbed.sh" --modules "$modules" \
 	--name "campaign-$modules" --timeout 3600 --append "$append" \
 	--trace-events vfio_fastpath -- \
 	env ${CAMPAIGN_ENV:-} "$sel/run_tests.sh" "$@"

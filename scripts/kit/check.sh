@@ -14,6 +14,7 @@
 #                   (Documentation/reliability.rst); on by default with
 #                   KIT_DEBUG=1 (make check-debug)
 set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 passed=0 failed=0 skipped=0 failures=()
@@ -73,13 +74,13 @@ run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 testbed() {
 	local tb=$1 runner name label tlog rc tb_pass tb_skip tb_fail
 	case "$tb" in
-	qemu) runner=run.sh name=check label=testbed ;;
-	bochs) runner=run-bochs.sh name=check-bochs label=testbed-bochs ;;
+	qemu) runner=() name=check label=testbed ;;
+	bochs) runner=(--bochs) name=check-bochs label=testbed-bochs ;;
 	*) record "testbed (unknown TESTBED backend '$tb': qemu or bochs)" 1; return ;;
 	esac
 	tlog=$log/$label.log
 	step "check: $label ($KREL, kit modules${campaign:+, with the campaign})"
-	"$kit_top/tools/testbed/$runner" --modules kit --name "$name" \
+	"$kit_top/scripts/kit/testbed.sh" "${runner[@]}" --modules kit --name "$name" \
 		--timeout "$timeout" ${append:+--append "$append"} \
 		--trace-events vfio_fastpath -- \
 		tools/testbed/run_all_tests.sh "$sel" $campaign | tee "$tlog"
@@ -114,7 +115,7 @@ done
 # more boot, about 40 s; QEMU only (they need the edu device).
 stock_ref=(vfio_shared_eventfd)
 if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
-	run_step stock-reference "$kit_top/tools/testbed/run.sh" --modules stock \
+	run_step stock-reference "$kit_top/scripts/kit/testbed.sh" --modules stock \
 		--name check-stock --timeout 300 -- \
 		"$sel/run_tests.sh" "${stock_ref[@]}"
 fi

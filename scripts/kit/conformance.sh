@@ -39,6 +39,7 @@
 #                                 the last boots' results and plans
 #   KUT_SRC=DIR                   a kvm-unit-tests checkout (built out of tree)
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 export KIT_T0=${KIT_T0:-$(date +%s)}
@@ -224,7 +225,7 @@ for KLINE in $lines; do
 		out=$B/testbed/$KREL/conformance-$m
 		step "boot $KLINE-$FLAVOUR, $m modules: $(wc -l < "$plan") tests (boot bound ${bt} s)"
 		rc=0
-		"$kit_top/tools/testbed/run.sh" --modules "$m" --name "conformance-$m" \
+		"$kit_top/scripts/kit/testbed.sh" --modules "$m" --name "conformance-$m" \
 			--timeout "$bt" -- "$kit_top/tools/testbed/conformance-run.sh" \
 			--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout" "$plan" || rc=$?
 		case $rc in

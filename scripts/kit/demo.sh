@@ -5,7 +5,7 @@
 # missing, builds the kit for the default line's generic and rt flavours,
 # boots the testbed with stock and with kit modules and runs tools/irqlat
 # over {MSI, INTx} x {kernel irqchip, split irqchip} x {generic, rt} x
-# {stock, kit} (tools/irqlat/bench.sh), then prints the table and writes
+# {stock, kit} (scripts/kit/bench.sh), then prints the table and writes
 # build/report/matrix.{csv,md,txt} and latency.{svg,png}.
 #
 # Environment:
@@ -17,6 +17,7 @@
 #   N=500                  interrupts per scenario
 #   ICOUNT=0               -icount shift for the testbed (empty: real time)
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 KIT_T0=${KIT_T0:-$(date +%s)}
@@ -53,7 +54,7 @@ kit_need_pkgs qemu-system-x86 busybox-static kmod xz-utils cpio python3 \
 	gnuplot-nox make gcc
 
 current="benchmark (build, boots, report)"
-"$kit_top/tools/irqlat/bench.sh"
+"$kit_top/scripts/kit/bench.sh"
 
 current="summary"
 report=${B#"$kit_top"/}/report

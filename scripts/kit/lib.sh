@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 #
 # Shared by the kit's scripts: resolve the target once, install what is
 # missing.  Source it; it sets KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG
@@ -116,5 +117,105 @@ kit_build_flavours() {
 		FLAVOUR=$f "$kit_top/scripts/kit/build.sh" 2>&1 |
 			tee "$logdir/build-$KLINE-$f.log" | grep --line-buffered '^kit: ' ||
 			{ tail -n 20 "$logdir/build-$KLINE-$f.log" >&2; die "kit build ($f) failed"; }
+	done
+}
+
+# kit_image: the target's kernel image for the testbed, in $IMGROOT:
+# Debian's image package extracted once per version (never into /boot), or
+# with KIT_DEBUG=1 the debug kernel, built once by debug-kernel.sh.
+kit_image() {
+	local pkgs=$B/testbed/$KREL/pkgs
+	if [ "${KIT_DEBUG:-0}" = 1 ]; then
+		"$kit_top/scripts/kit/debug-kernel.sh"
+		return
+	fi
+	[ -f "$IMGROOT/boot/vmlinuz-$KREL" ] && return 0
+	step "downloading and extracting $IMGPKG"
+	mkdir -p "$pkgs"
+	(cd "$pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
+		{ apt-get update -q > /dev/null 2>&1 || true
+		  (cd "$pkgs" && apt-get download -q "$IMGPKG"); } ||
+		die "cannot download $IMGPKG"
+	rm -rf "$IMGROOT.tmp"
+	dpkg-deb -x "$pkgs/${IMGPKG}_"*.deb "$IMGROOT.tmp"
+	depmod -b "$IMGROOT.tmp" "$KREL"
+	rm -rf "$IMGROOT"; mv "$IMGROOT.tmp" "$IMGROOT"
+	rm -rf "$pkgs"
+}
+
+# kit_lines: the kernel lines KLINE names (default 6.12; all: 6.12 and 6.1).
+kit_lines() {
+	local l lines=${KLINE:-6.12}
+	[ "$lines" = all ] && lines="6.12 6.1"
+	for l in $lines; do
+		case $l in 6.12 | 6.1) ;; *) die "KLINE=$KLINE: 6.12, 6.1 or all" ;; esac
+	done
+	echo "$lines"
+}
+
+# kit_boots: the benchmarks' boot loop.  Builds the kit for each line when
+# the module sets include it, then boots the testbed (scripts/kit/testbed.sh)
+# once per kernel line x flavour x module set, in that order.  The caller
+# sets:
+#   boot_what      its name in messages (bench, netbench, ...)
+#   boot_name      the run directories' prefix (default: boot_what)
+#   boot_lines boot_flavours boot_modsets   the three lists
+#   boot_logdir    where the kit's build logs go
+#   boot_desc      what each boot runs, for its progress line
+#   boot_hint      (optional) what a non-zero exit means
+#   boot_opts      (array) testbed options besides --modules, --name and
+#                  --icount (ICOUNT, when set)
+# and defines two functions, which see KLINE, FLAVOUR, m (the module set),
+# label (<line>-<flavour>), name and dir (the run's name and directory):
+#   boot_cmd       sets the array boot_argv: the command to run
+#   boot_collect RC  copies the boot's results into the report, whatever RC
+# A boot that exits non-zero is named on stderr and in boots_failed.
+# shellcheck disable=SC2154 # boot_* are the caller's
+kit_boots() {
+	local -x KLINE FLAVOUR
+	local m label name dir krel rc
+	boots_failed=()
+	if [[ " $boot_modsets " == *" kit "* ]]; then
+		for KLINE in $boot_lines; do
+			# shellcheck disable=SC2086 # a list of flavours
+			kit_build_flavours "$boot_logdir" $boot_flavours
+		done
+	fi
+	for KLINE in $boot_lines; do
+		for FLAVOUR in $boot_flavours; do
+			for m in $boot_modsets; do
+				# shellcheck disable=SC2031 # kit_target's variables stay in the subshell
+				krel=$(unset KREL; kit_target; echo "$KREL")
+				name=${boot_name:-$boot_what}-$m
+				dir=$B/testbed/$krel/$name
+				label=$KLINE-$FLAVOUR
+				boot_argv=()
+				boot_cmd
+				step "boot $label, $m modules: $boot_desc"
+				rc=0
+				(unset KREL; "$kit_top/scripts/kit/testbed.sh" --modules "$m" \
+					--name "$name" ${ICOUNT:+--icount "$ICOUNT"} \
+					"${boot_opts[@]}" -- "${boot_argv[@]}") || rc=$?
+				boot_collect "$rc"
+				if [ "$rc" -ne 0 ]; then
+					echo "kit: $boot_what: $label/$m exited $rc (${boot_hint:+$boot_hint; }console: ${dir#"$kit_top"/}/console.log)" >&2
+					boots_failed+=("$label/$m")
+				fi
+			done
+		done
+	done
+}
+
+# kit_merge HEADER PREFIX: HEADER, then every boot's PREFIX<label>-<m>.csv
+# in kit_boots' order (a missing one is skipped).
+kit_merge() {
+	local l f m
+	echo "$1"
+	for l in $boot_lines; do
+		for f in $boot_flavours; do
+			for m in $boot_modsets; do
+				cat "$2$l-$f-$m.csv" 2>/dev/null || true
+			done
+		done
 	done
 }

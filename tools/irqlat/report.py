@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Turn irqlat's rows and samples into the interrupt-path matrix.
 
-Reads the report directory written by tools/irqlat/bench.sh (matrix.csv and
+Reads the report directory written by scripts/kit/bench.sh (matrix.csv and
 samples-*.csv) and writes, next to them:
 
   matrix.txt    the table for the terminal (also printed)

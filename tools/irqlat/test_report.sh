@@ -16,7 +16,7 @@ ok() {	# ok COND-RC DESCRIPTION
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; bad=$((bad + 1)); fi
 }
 
-# report DIR TRACING...: a report directory as bench.sh leaves it, one boot
+# report DIR TRACING...: a report directory as scripts/kit/bench.sh leaves it, one boot
 # per TRACING value (the JSON's "tracing" member; "-" leaves it out).
 report() {
 	local dir=$1 i=0 t m; shift

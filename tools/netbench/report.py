@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""The table of make netbench, from the logs tools/netbench/netbench.sh
+"""The table of make netbench, from the logs scripts/kit/netbench.sh
 collected under REPORT/netbench/<flavour>-<modules>/:
 
   nb-<irq>-<chip>-l2.txt      the L2 guest's console (rr-client lines)

@@ -3,7 +3,7 @@
 #
 # Host-side tests of make netbench's parts (TAP), run by make check: rr's
 # protocol and counters on loopback, its bad input, and report.py on logs
-# laid out as netbench.sh lays them out.  No timing is judged.
+# laid out as scripts/kit/netbench.sh lays them out.  No timing is judged.
 #
 #   test_rr.sh RR_BINARY
 set -uo pipefail

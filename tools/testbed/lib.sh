@@ -1,36 +1,48 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 #
-# Shared by the testbed backends (run.sh: QEMU, run-bochs.sh: bochs).
-# Source it after scripts/kit/lib.sh and kit_target.  Sets tb (the target's
-# testbed directory) and root (the extracted kernel image package, or with
-# KIT_DEBUG=1 the debug kernel's image: kit_target's IMGROOT).
+# Shared by the testbed backends (run.sh: QEMU, run-bochs.sh: bochs).  The
+# testbed resolves nothing itself: its caller (scripts/kit/testbed.sh, or
+# anyone) passes the target in the environment, checked by tb_init:
+#   KREL          the kernel release to boot
+#   KLINE FLAVOUR its line and flavour (FLAVOUR=rt: the CPU gets an
+#                 invariant TSC; both are passed to the command)
+#   TB_IMAGE      the extracted kernel image: boot/vmlinuz-$KREL and
+#                 lib/modules/$KREL
+#   TB_DIR        the target's testbed directory: initramfs, run directories
+#   TB_KIT_BUILD  with --modules kit: the kit's build (modules.order, *.ko)
+# tb_init sets tb (TB_DIR), root (TB_IMAGE) and repo (the repository this
+# testbed is in: the command's working directory inside).
 
-tb=$B/testbed/$KREL
-root=$IMGROOT
+tb_top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$tb_top/../.." && pwd)
+
+die() { echo "kit: error: $*" >&2; exit 1; }
+# Progress lines; with KIT_T0 (epoch seconds) also the time elapsed since it.
+step() {
+	local e=
+	[ -n "${KIT_T0:-}" ] && e=$(($(date +%s) - KIT_T0)) &&
+		e=$(printf ' +%dm%02ds' $((e / 60)) $((e % 60)))
+	echo "kit: [$(date +%T)$e] $*"
+}
+
+# tb_init CMD...: check the inputs and the programs the backend runs.
+tb_init() {
+	local v c
+	for v in KREL KLINE FLAVOUR TB_IMAGE TB_DIR; do
+		[ -n "${!v:-}" ] ||
+			die "$v is not set (the testbed's inputs: tools/testbed/lib.sh; scripts/kit/testbed.sh passes them)"
+	done
+	for c in "$@"; do
+		command -v "$c" > /dev/null || die "$c is missing: install the testbed's packages"
+	done
+	tb=$TB_DIR
+	root=$TB_IMAGE
+	[ -f "$root/boot/vmlinuz-$KREL" ] || die "$root/boot/vmlinuz-$KREL missing (TB_IMAGE)"
+}
 
 # The splats that fail a run whatever the command said.
 tb_splat='WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|scheduling while atomic|sleeping function called from invalid context|Kernel panic|INFO: task .* blocked|kmemleak:.*new suspected'
-
-# The kernel image package, extracted once per version (never into /boot);
-# KIT_DEBUG=1: the debug kernel, built once by scripts/kit/debug-kernel.sh.
-tb_image() {
-	if [ "${KIT_DEBUG:-0}" = 1 ]; then
-		"$kit_top/scripts/kit/debug-kernel.sh"
-		return
-	fi
-	[ -f "$root/boot/vmlinuz-$KREL" ] && return 0
-	step "downloading and extracting $IMGPKG"
-	mkdir -p "$tb/pkgs"
-	(cd "$tb/pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
-		{ apt-get update -q > /dev/null 2>&1 || true
-		  (cd "$tb/pkgs" && apt-get download -q "$IMGPKG"); } ||
-		die "cannot download $IMGPKG"
-	rm -rf "$root.tmp"
-	dpkg-deb -x "$tb/pkgs/${IMGPKG}_"*.deb "$root.tmp"
-	depmod -b "$root.tmp" "$KREL"
-	rm -rf "$root"; mv "$root.tmp" "$root"
-	rm -rf "$tb/pkgs"
-}
 
 # tb_rundir NAME MODULES: a fresh run directory $out (shared with the
 # testbed) and the module tree modprobe sees there, $modroot: the stock
@@ -47,8 +59,9 @@ tb_rundir() {
 	fi
 	modroot=$out/modules
 	# What the last build produced (a stale .ko of a removed source is not).
-	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$B/$KREL"'/\1#' "$B/$KREL/modules.order")
-	[ ${#kos[@]} -ge 6 ] || die "build/$KREL has ${#kos[@]} modules: run make first"
+	[ -n "${TB_KIT_BUILD:-}" ] || die "--modules kit: TB_KIT_BUILD is not set"
+	mapfile -t kos < <(sed -E 's/\.(o|ko)$/.ko/; s#^([^/])#'"$TB_KIT_BUILD"'/\1#' "$TB_KIT_BUILD/modules.order")
+	[ ${#kos[@]} -ge 6 ] || die "${TB_KIT_BUILD#"$repo"/} has ${#kos[@]} modules: run make first"
 	mkdir -p "$modroot/lib/modules/$KREL/updates"
 	for f in "$root/lib/modules/$KREL"/*; do
 		ln -s "$f" "$modroot/lib/modules/$KREL/"
@@ -67,7 +80,7 @@ tb_cmdfiles() {
 		echo "KIT_BACKEND=$backend"
 		echo "KREL=$KREL"
 		echo "MODROOT=$modroot"
-		echo "KIT_REPO=$kit_top"
+		echo "KIT_REPO=$repo"
 		echo "KIT_MODULES=$modules"
 		echo "KIT_KVM=$kvm"
 		echo "KIT_TRACE_EVENTS=${trace_events:-}"

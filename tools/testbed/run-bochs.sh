@@ -9,7 +9,7 @@
 #                              [--append "kernel args"] [--name NAME]
 #                              [--trace-events SYS[/EVENT],...] -- CMD...
 #
-# The contract is run.sh's: target from KLINE/FLAVOUR, CMD runs as root with
+# The contract is run.sh's: target from the environment, CMD runs as root with
 # cwd the repository, the same exit codes, console.log, dmesg.txt and
 # splats.txt in build/testbed/<krel>/<name>/.  The differences: bochs has no
 # 9p and no virtio, so the initramfs carries everything at its host path
@@ -26,7 +26,8 @@
 # namespace of its own, and an rc file answers the debugger's start prompt
 # with "continue".
 set -euo pipefail
-. "$(dirname "$0")/../../scripts/kit/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 modules=kit timeout=1800 append= name= trace_events=
 while [ $# -gt 0 ]; do
@@ -43,12 +44,7 @@ done
 [ $# -gt 0 ] || die "run-bochs.sh: no command (usage in the header of $0)"
 case "$modules" in kit|stock) ;; *) die "--modules kit|stock" ;; esac
 
-kit_target
-kit_need_pkgs bochs bochsbios vgabios isolinux syslinux-common xorriso \
-	busybox-static kmod xz-utils cpio
-. "$kit_top/tools/testbed/lib.sh"
-
-tb_image
+tb_init bochs xorriso busybox modprobe depmod xz cpio
 tb_rundir "${name:-bochs-$modules}" "$modules"
 tb_cmdfiles bochs "$modules" kvm_intel "$@"
 
@@ -56,7 +52,7 @@ step "building the bochs initramfs and ISO"
 ir=$out/initramfs
 mkdir -p "$ir"/{bin,proc,sys,dev,tmp,run}
 cp /bin/busybox "$ir/bin/busybox"
-cp "$kit_top/tools/testbed/init" "$ir/init"
+cp "$tb_top/init" "$ir/init"
 : > "$ir/modules.order"		# no 9p modules to load
 
 # put SRC...: copy host files to the same path in the initramfs.
@@ -67,12 +63,12 @@ mkdir -p "$ir/usr/sbin"
 for t in modprobe modinfo insmod rmmod lsmod depmod; do
 	ln -s /usr/bin/kmod "$ir/usr/sbin/$t"
 done
-put "$kit_top"/tools/testbed/*.sh "$out/env" "$out/cmd.sh"
+put "$tb_top"/*.sh "$out/env" "$out/cmd.sh"
 
 # The arguments of CMD that name host files (relative ones from the
 # repository, as cmd.sh runs there).
 for a in "$@"; do
-	p=$(cd "$kit_top" && readlink -f -- "$a" 2>/dev/null) || continue
+	p=$(cd "$repo" && readlink -f -- "$a" 2>/dev/null) || continue
 	if [ -d "$p" ]; then
 		(cd / && find "${p#/}" -type f ! -name '*.o' -print0) |
 			(cd / && xargs -0 -r cp -L --parents -t "$ir/")
@@ -118,7 +114,7 @@ PROMPT 0
 TIMEOUT 0
 LABEL kit
   KERNEL /vmlinuz
-  APPEND initrd=/initrd.img console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 kit.backend=bochs kit.out=$out kit.repo=$kit_top $append
+  APPEND initrd=/initrd.img console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 kit.backend=bochs kit.out=$out kit.repo=$repo $append
 EOF
 xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \
 	-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table \
@@ -190,6 +186,6 @@ qrc=$?
 set -e
 tr -d '\r' < "$out/serial.raw" > "$log"
 sed -n '/^KIT-DMESG-BEGIN$/,/^KIT-DMESG-END$/p' "$log" | sed '1d;$d' > "$out/dmesg.txt"
-step "testbed finished in $((SECONDS - start)) s; kernel started at $(cat "$out/kernel-seconds" 2>/dev/null || echo -) s, setup at $(cat "$out/boot-seconds" 2>/dev/null || echo -) s (console: ${log#"$kit_top"/})"
+step "testbed finished in $((SECONDS - start)) s; kernel started at $(cat "$out/kernel-seconds" 2>/dev/null || echo -) s, setup at $(cat "$out/boot-seconds" 2>/dev/null || echo -) s (console: ${log#"$repo"/})"
 
 tb_result "$qrc" "$timeout"

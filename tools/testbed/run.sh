@@ -9,12 +9,14 @@
 #                        [--icount SHIFT] [--qemu-arg ARG]...
 #                        [--trace-events SYS[/EVENT],...] -- CMD...
 #
-# The target is KLINE/FLAVOUR from the environment (default 6.12 generic).
-# CMD runs as root in the host's root filesystem (9p, read-only) with cwd the
-# repository; $KIT_OUT is a writable directory that the host sees as
-# build/testbed/<name>/.  Exit code: CMD's; 124 on timeout (console tail
-# printed); 125 when the kernel log holds a WARN, BUG, oops, KASAN, lockdep
-# report or "scheduling while atomic"; 99 when the testbed itself failed.
+# The target comes from the environment (KREL, KLINE, FLAVOUR, TB_IMAGE,
+# TB_DIR, TB_KIT_BUILD: tools/testbed/lib.sh); make testbed and the kit's
+# scripts resolve it with scripts/kit/testbed.sh.  CMD runs as root in the
+# host's root filesystem (9p, read-only) with cwd the repository; $KIT_OUT
+# is a writable directory that the host sees as $TB_DIR/<name>/.  Exit
+# code: CMD's; 124 on timeout (console tail printed); 125 when the kernel
+# log holds a WARN, BUG, oops, KASAN, lockdep report or "scheduling while
+# atomic"; 99 when the testbed itself failed.
 #
 # --icount SHIFT runs QEMU with -icount shift=SHIFT,sleep=off: the virtual
 # clock (and the TSC) advances 2^SHIFT ns per guest instruction and jumps
@@ -26,12 +28,12 @@
 # read them); without it no event is on, as on a user's host: benchmarks
 # never pass it.
 #
-# The image package is extracted with dpkg-deb under build/testbed/ (never
-# installed to /boot).  Modules: "kit" installs build/<krel>/**.ko into an
-# updates/ directory beside the stock tree and runs depmod, as
-# `make install` does on a real host; "stock" uses the stock tree alone.
+# Modules: "kit" installs $TB_KIT_BUILD/**.ko into an updates/ directory
+# beside the stock tree and runs depmod, as `make install` does on a real
+# host; "stock" uses the stock tree alone.
 set -euo pipefail
-. "$(dirname "$0")/../../scripts/kit/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 modules=kit timeout=900 smp=2 append= name= icount= trace_events=
 qemu_extra=()
@@ -52,16 +54,12 @@ done
 [ $# -gt 0 ] || die "run.sh: no command (usage in the header of $0)"
 case "$modules" in kit|stock) ;; *) die "--modules kit|stock" ;; esac
 
-kit_target
-kit_need_pkgs qemu-system-x86 busybox-static kmod xz-utils cpio
-. "$kit_top/tools/testbed/lib.sh"
-
-tb_image
+tb_init qemu-system-x86_64 busybox modinfo depmod xz cpio
 tb_rundir "${name:-$modules}" "$modules"
 
 # 3. The initramfs: busybox, the 9p modules in dependency order, init.
 initrd=$tb/initrd.img
-init=$kit_top/tools/testbed/init
+init=$tb_top/init
 if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ] ||
    [ "$root/lib/modules/$KREL/modules.dep" -nt "$initrd" ]; then
 	step "building the testbed initramfs"
@@ -119,14 +117,14 @@ for attempt in 1 2; do
 		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m 2048 "${qemu_extra[@]}" \
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$kit_top $append" \
+		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$repo $append" \
 		-device intel-iommu -device edu \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
 		< /dev/null 2>&1 | tr -d '\r' | tee "$log" | tb_filter
 	qrc=${PIPESTATUS[0]}
 	set -e
-	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$kit_top"/})"
+	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
 	[ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ] || grep -q '^# testbed: setup' "$log" ||
 		[ $attempt -eq 2 ] || {
 		echo "kit: the testbed kernel died before its setup; console tail:" >&2

@@ -9,7 +9,8 @@
 # {msi, nomsi} x {kernel-irqchip on, split}.  The guest's rr client runs
 # request/response transactions against the rr server on the testbed's
 # virtio-net (tools/netbench/l1-run.sh).  tools/netbench/report.py then
-# prints the table and writes build/report/tcprr.{csv,md,txt}.
+# prints the table and writes build/report/tcprr.{csv,md,txt}.  The boots
+# are lib.sh's kit_boots.
 #
 # Environment:
 #   NB_WARMUP=200 NB_COUNT=1000 NB_REPS=5   transactions per repetition
@@ -27,7 +28,8 @@
 # when a boot or a combination failed; the rows that were measured are
 # written all the same.
 set -euo pipefail
-. "$(dirname "$0")/../../scripts/kit/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 KIT_T0=${KIT_T0:-$(date +%s)}
 export KIT_T0
@@ -35,8 +37,9 @@ NB_WARMUP=${NB_WARMUP:-200}
 NB_COUNT=${NB_COUNT:-1000}
 NB_REPS=${NB_REPS:-5}
 ICOUNT=${ICOUNT-}
-flavours=${NETBENCH_FLAVOURS:-generic rt}
-modsets=${NETBENCH_MODULES:-stock kit}
+boot_lines=${KLINE:-6.12}
+boot_flavours=${NETBENCH_FLAVOURS:-generic rt}
+boot_modsets=${NETBENCH_MODULES:-stock kit}
 combos=${NETBENCH_COMBOS:-msi-on nomsi-on msi-split nomsi-split}
 for v in NB_WARMUP NB_COUNT NB_REPS; do
 	[[ "${!v}" =~ ^[0-9]+$ ]] && [ "${!v}" -le 1000000 ] ||
@@ -65,9 +68,8 @@ make -s -C "$kit_top/tools/netbench" OUTPUT="$nb" > "$nb/build.log" 2>&1 ||
 # The L2 guest: Debian's generic kernel of the line whatever the testbed
 # runs, so that rows differ only in the testbed's kernel and modules.
 # shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
-l2k=$(FLAVOUR=generic; unset KREL; kit_target
-      . "$kit_top/tools/testbed/lib.sh"; tb_image >&2
-      echo "$root/boot/vmlinuz-$KREL")
+l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
+      echo "$IMGROOT/boot/vmlinuz-$KREL")
 l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
 l2i=$nb/l2-initrd.img
 e1000e=$(find "$l2mods/kernel/drivers/net/ethernet/intel/e1000e" -name 'e1000e.ko*' | head -n 1)
@@ -88,46 +90,36 @@ if [ ! -s "$l2i" ] || [ "$kit_top/tools/netbench/l2-init" -nt "$l2i" ] ||
 	rm -rf "$ir"
 fi
 
-# shellcheck disable=SC2086 # a list of flavours
-[[ " $modsets " == *" kit "* ]] && kit_build_flavours "$report/netbench" $flavours
-
 # The testbed's NICs: the e1000e to assign and a virtio-net for the server,
 # on one hub of the outer QEMU (which also means no default user-mode NIC).
-nics=(--qemu-arg -netdev --qemu-arg hubport,id=nbe,hubid=0
-      --qemu-arg -device --qemu-arg e1000e,netdev=nbe
-      --qemu-arg -netdev --qemu-arg hubport,id=nbv,hubid=0
-      --qemu-arg -device --qemu-arg virtio-net-pci,netdev=nbv)
+boot_opts=(--timeout 3600
+	--qemu-arg -netdev --qemu-arg hubport,id=nbe,hubid=0
+	--qemu-arg -device --qemu-arg e1000e,netdev=nbe
+	--qemu-arg -netdev --qemu-arg hubport,id=nbv,hubid=0
+	--qemu-arg -device --qemu-arg virtio-net-pci,netdev=nbv)
 rrargs=-w,$NB_WARMUP,-n,$NB_COUNT,-r,$NB_REPS,-t,120
-failed=()
-for f in $flavours; do
-	for m in $modsets; do
-		# shellcheck disable=SC2030,SC2031
-		krel=$(FLAVOUR=$f; unset KREL; kit_target; echo "$KREL")
-		name=netbench-$m
-		dir=$B/testbed/$krel/$name
-		label=$KLINE-$f
-		step "boot $label, $m modules: $combos (${NB_REPS} x $NB_COUNT transactions${ICOUNT:+, icount shift=$ICOUNT})"
-		rc=0
-		FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
-			--name "$name" --timeout 3600 ${ICOUNT:+--icount "$ICOUNT"} \
-			"${nics[@]}" -- env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}" \
-			bash "$kit_top/tools/netbench/l1-run.sh" \
-			"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos || rc=$?
-		mkdir -p "$report/netbench/$f-$m"
-		cp "$dir"/nb-*.txt "$dir/console.log" "$report/netbench/$f-$m/" 2>/dev/null || true
-		echo "$label $m $rc" >> "$report/netbench/boots.txt"
-		if [ "$rc" -ne 0 ]; then
-			echo "kit: netbench: $label/$m exited $rc (console: ${dir#"$kit_top"/}/console.log)" >&2
-			failed+=("$label/$m")
-		fi
-	done
-done
+boot_what=netbench
+boot_logdir=$report/netbench
+boot_desc="$combos (${NB_REPS} x $NB_COUNT transactions${ICOUNT:+, icount shift=$ICOUNT})"
+boot_cmd() {
+	# shellcheck disable=SC2206 # a list of combinations
+	boot_argv=(env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}"
+		bash "$kit_top/tools/netbench/l1-run.sh"
+		"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos)
+}
+# shellcheck disable=SC2031 # kit_boots sets FLAVOUR
+boot_collect() {
+	mkdir -p "$report/netbench/$FLAVOUR-$m"
+	cp "$dir"/nb-*.txt "$dir/console.log" "$report/netbench/$FLAVOUR-$m/" 2>/dev/null || true
+	echo "$label $m $1" >> "$report/netbench/boots.txt"
+}
+kit_boots
 
 python3 "$kit_top/tools/netbench/report.py" --icount "${ICOUNT:-off}" \
 	--kline "$KLINE" "$report" || die "report.py failed"
 
 step "netbench finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/tcprr.csv, tcprr.md, tcprr.txt"
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "kit: netbench: failed: ${failed[*]}" >&2
+if [ ${#boots_failed[@]} -gt 0 ]; then
+	echo "kit: netbench: failed: ${boots_failed[*]}" >&2
 	exit 1
 fi

@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The kit's way into the testbed: resolve the target (KLINE/FLAVOUR, or
+# KREL; KIT_DEBUG=1: the debug kernel), install the testbed's packages,
+# extract the kernel image, and run the testbed with its inputs in the
+# environment (tools/testbed/lib.sh).
+#
+#   scripts/kit/testbed.sh [--bochs] [tools/testbed/run.sh options] -- CMD...
+#
+# --bochs: tools/testbed/run-bochs.sh instead of tools/testbed/run.sh (QEMU).
+# Exit code: the testbed's.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+runner=run.sh
+pkgs=(qemu-system-x86)
+if [ "${1:-}" = --bochs ]; then
+	runner=run-bochs.sh
+	pkgs=(bochs bochsbios vgabios isolinux syslinux-common xorriso)
+	shift
+fi
+kit_target
+kit_need_pkgs "${pkgs[@]}" busybox-static kmod xz-utils cpio
+kit_image
+TB_IMAGE=$IMGROOT TB_DIR=$B/testbed/$KREL TB_KIT_BUILD=$B/$KREL
+export TB_IMAGE TB_DIR TB_KIT_BUILD
+exec "$kit_top/tools/testbed/$runner" "$@"
