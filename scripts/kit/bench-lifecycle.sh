@@ -33,23 +33,21 @@
 #
 # A benchmark, not a test: no figure is judged.  The exit code is non-zero
 # when a boot failed (lifecycle exits 2 on any failed ioctl); the rows of
-# the boots that finished are written all the same.
+# the boots that finished are written all the same.  The boots are lib.sh's
+# kit_boots.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ICOUNT=${ICOUNT-0}
-lines=${KLINE:-6.12}
-[ "$lines" = all ] && lines="6.12 6.1"
-for l in $lines; do
-	case $l in 6.12 | 6.1) ;; *) die "KLINE=$KLINE: 6.12, 6.1 or all" ;; esac
-done
+boot_lines=$(kit_lines)
 export KLINE
-flavours=${LIFECYCLE_FLAVOURS:-generic rt}
-modsets=${LIFECYCLE_MODULES:-stock kit}
+boot_flavours=${LIFECYCLE_FLAVOURS:-generic rt}
+boot_modsets=${LIFECYCLE_MODULES:-stock kit}
 reps=${LIFECYCLE_REPS-3}
 [[ "$reps" =~ ^[0-9]+$ ]] || die "LIFECYCLE_REPS=$reps: a number"
 [ -n "$ICOUNT" ] || reps=0
-[ "$modsets" = "stock kit" ] || reps=0
+[ "$boot_modsets" = "stock kit" ] || reps=0
 report=$B/report
 header=case,vectors,kernel,modules,ops,ns_per_op,ipis_per_op,other_vm_p99_ns
 oheader=kernel,modules,quiet_p99_ns,quiet_med_ns,churn_p99_ns,churn_med_ns,churn_swaps
@@ -68,100 +66,67 @@ make -s -C "$kit_top/tools/lifecycle" OUTPUT="$B/lifecycle" \
 	> "$report/lifecycle-build.log" 2>&1 ||
 	{ tail -n 20 "$report/lifecycle-build.log" >&2; die "building lifecycle failed"; }
 
-if [[ " $modsets " == *" kit "* ]]; then
-	for KLINE in $lines; do
-		# shellcheck disable=SC2086 # a list of flavours
-		kit_build_flavours "$report" $flavours
-	done
-fi
-
-failed=()
-ab_boot() {	# ab_boot FLAVOUR LABEL: both module sets in one boot
-	local f=$1 label=$2 krel name=lifecycle-ab dir rc=0 r m
-	krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
-	dir=$B/testbed/$krel/$name
-	step "boot $label: lifecycle, stock and kit modules alternately, $reps reps (icount shift=$ICOUNT)"
-	# shellcheck disable=SC2086 # LIFECYCLE_ARGS is a list
-	FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules kit \
-		--name "$name" --timeout $((600 + 900 * reps)) --icount "$ICOUNT" \
-		--qemu-arg -device --qemu-arg edu -- \
-		bash "$kit_top/tools/lifecycle/ab.sh" "$reps" "$dir" -- \
-		"$B/lifecycle/lifecycle" --kernel "$label" --busy ${LIFECYCLE_ARGS:-} || rc=$?
-	for r in $(seq "$reps"); do
-		for m in stock kit; do
-			[ -s "$dir/ab-$r-$m.csv" ] &&
-				tail -n +2 "$dir/ab-$r-$m.csv" | sed "s/^/$r,/" >> "$report/lifecycle-ab.csv"
-			[ -s "$dir/ab-other-$r-$m.csv" ] &&
-				tail -n +2 "$dir/ab-other-$r-$m.csv" | sed "s/^/$r,/" >> "$report/lifecycle-ab-other.csv"
-		done
-	done
-	if [ "$rc" -ne 0 ]; then
-		echo "kit: bench-lifecycle: $label exited $rc (console: ${dir#"$kit_top"/}/console.log)" >&2
-		failed+=("$label")
-	fi
-}
-
+boot_what=bench-lifecycle
+boot_logdir=$report
+boot_opts=(--qemu-arg -device --qemu-arg edu)
 if [ "$reps" -gt 0 ]; then
+	# One boot per kernel, with the kit's modules installed; ab.sh loads
+	# stock and kit alternately.
+	boot_modsets=kit
+	boot_name=lifecycle-ab
+	boot_desc="lifecycle, stock and kit modules alternately, $reps reps${ICOUNT:+ (icount shift=$ICOUNT)}"
+	boot_opts+=(--timeout $((600 + 900 * reps)))
 	echo "rep,$header,busy_ns_per_op" > "$report/lifecycle-ab.csv"
 	echo "rep,$oheader" > "$report/lifecycle-ab-other.csv"
-	for KLINE in $lines; do
-		for f in $flavours; do
-			ab_boot "$f" "$KLINE-$f"
-		done
-	done
-fi
-
-for KLINE in $lines; do
-	[ "$reps" -gt 0 ] && break
-	for f in $flavours; do
-		for m in $modsets; do
-			krel=$(FLAVOUR=$f; kit_target; echo "$KREL")
-			name=lifecycle-$m
-			dir=$B/testbed/$krel/$name
-			label=$KLINE-$f
-			step "boot $label, $m modules: lifecycle${ICOUNT:+ (icount shift=$ICOUNT)}"
-			rc=0
-			# shellcheck disable=SC2086 # LIFECYCLE_ARGS is a list
-			FLAVOUR=$f "$kit_top/tools/testbed/run.sh" --modules "$m" \
-				--name "$name" --timeout 1200 ${ICOUNT:+--icount "$ICOUNT"} \
-				--qemu-arg -device --qemu-arg edu -- \
-				"$B/lifecycle/lifecycle" --kernel "$label" --modules "$m" \
-				--csv-file "$dir/lifecycle.csv" \
-				--other-csv-file "$dir/other.csv" ${LIFECYCLE_ARGS:-} || rc=$?
-			if [ -s "$dir/lifecycle.csv" ]; then
-				tail -n +2 "$dir/lifecycle.csv" > "$report/lifecycle-boot-$label-$m.csv"
-			fi
-			if [ -s "$dir/other.csv" ]; then
-				tail -n +2 "$dir/other.csv" > "$report/lifecycle-other-$label-$m.csv"
-			fi
-			if [ "$rc" -ne 0 ]; then
-				echo "kit: bench-lifecycle: $label/$m exited $rc (console: ${dir#"$kit_top"/}/console.log)" >&2
-				failed+=("$label/$m")
-			fi
-		done
-	done
-done
-
-merge() {
-	local hdr=$1 prefix=$2 l f m
-	echo "$hdr"
-	for l in $lines; do
-		for f in $flavours; do
-			for m in $modsets; do
-				cat "$report/$prefix-$l-$f-$m.csv" 2>/dev/null || true
+	boot_cmd() {
+		# shellcheck disable=SC2206 # LIFECYCLE_ARGS is a list
+		boot_argv=(bash "$kit_top/tools/lifecycle/ab.sh" "$reps" "$dir" --
+			"$B/lifecycle/lifecycle" --kernel "$label" --busy ${LIFECYCLE_ARGS:-})
+	}
+	boot_collect() {
+		local r s
+		for r in $(seq "$reps"); do
+			for s in stock kit; do
+				if [ -s "$dir/ab-$r-$s.csv" ]; then
+					tail -n +2 "$dir/ab-$r-$s.csv" | sed "s/^/$r,/" \
+						>> "$report/lifecycle-ab.csv"
+				fi
+				if [ -s "$dir/ab-other-$r-$s.csv" ]; then
+					tail -n +2 "$dir/ab-other-$r-$s.csv" | sed "s/^/$r,/" \
+						>> "$report/lifecycle-ab-other.csv"
+				fi
 			done
 		done
-	done
-}
+	}
+else
+	boot_name=lifecycle
+	boot_desc="lifecycle${ICOUNT:+ (icount shift=$ICOUNT)}"
+	boot_opts+=(--timeout 1200)
+	boot_cmd() {
+		# shellcheck disable=SC2206 # LIFECYCLE_ARGS is a list
+		boot_argv=("$B/lifecycle/lifecycle" --kernel "$label" --modules "$m"
+			--csv-file "$dir/lifecycle.csv" --other-csv-file "$dir/other.csv"
+			${LIFECYCLE_ARGS:-})
+	}
+	boot_collect() {
+		if [ -s "$dir/lifecycle.csv" ]; then
+			tail -n +2 "$dir/lifecycle.csv" > "$report/lifecycle-boot-$label-$m.csv"
+		fi
+		if [ -s "$dir/other.csv" ]; then
+			tail -n +2 "$dir/other.csv" > "$report/lifecycle-other-$label-$m.csv"
+		fi
+	}
+fi
+kit_boots
+
 if [ "$reps" -gt 0 ]; then
-	# The median of the reps per row (report.py --ab).
+	# lifecycle.csv: per row the median of the reps.
 	python3 "$kit_top/tools/lifecycle/report.py" --merge-ab "$report" ||
 		die "report.py --merge-ab failed"
 else
-	merge "$header" lifecycle-boot > "$report/lifecycle.csv.tmp"
-	merge "$oheader" lifecycle-other > "$report/lifecycle-other.csv"
+	kit_merge "$header" "$report/lifecycle-boot-" > "$report/lifecycle.csv"
+	kit_merge "$oheader" "$report/lifecycle-other-" > "$report/lifecycle-other.csv"
 	rm -f "$report"/lifecycle-boot-*.csv "$report"/lifecycle-other-*-*.csv
-	mv "$report/lifecycle.csv.tmp" "$report/lifecycle.csv"
 fi
 
 if [ "$(wc -l < "$report/lifecycle.csv")" -gt 1 ]; then
@@ -170,7 +135,7 @@ if [ "$(wc -l < "$report/lifecycle.csv")" -gt 1 ]; then
 fi
 
 step "bench-lifecycle finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/lifecycle.csv"
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "kit: bench-lifecycle: failed: ${failed[*]}" >&2
+if [ ${#boots_failed[@]} -gt 0 ]; then
+	echo "kit: bench-lifecycle: failed: ${boots_failed[*]}" >&2
 	exit 1
 fi
