@@ -29,9 +29,9 @@
  */
 
 #include <linux/atomic.h>
+#include <linux/eventfd.h>
 #include <linux/interrupt.h>
 #include <linux/irqbypass.h>
-#include <linux/kit_compat.h>
 #include <linux/module.h>
 
 #include "vfio_pci_fastpath.h"
@@ -53,7 +53,7 @@ static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
 
-	kit_eventfd_signal(fp->trigger);
+	eventfd_signal(fp->trigger);
 	return IRQ_HANDLED;
 }
 
@@ -77,7 +77,7 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	trace_vfio_fastpath_miss(irq, ret);
 
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT)) {
-		kit_eventfd_signal(fp->trigger);
+		eventfd_signal(fp->trigger);
 		return IRQ_HANDLED;
 	}
 
@@ -103,7 +103,7 @@ static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
 	int n = atomic_xchg(&fp->pending, 0);
 
 	while (n-- > 0)
-		kit_eventfd_signal(fp->trigger);
+		eventfd_signal(fp->trigger);
 	return IRQ_HANDLED;
 }
 
