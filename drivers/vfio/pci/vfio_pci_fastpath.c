@@ -1,21 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-pci MSI/MSI-X handlers that offer each interrupt, in hard irq also on
- * PREEMPT_RT, to the irqbypass consumer paired with the vector's producer.
- * IRQF_NO_THREAD: with an explicit thread function it only opts out of
- * forced threading.  A miss signals the eventfd as stock does: in hard irq
- * on !PREEMPT_RT, where eventfd's wait-queue lock spins, and from the
- * vector's irq thread on PREEMPT_RT, where it sleeps.
+ * vfio-pci MSI/MSI-X handlers that offer each interrupt from hard irq, also
+ * on PREEMPT_RT, to the irqbypass consumer paired with the vector's
+ * producer.  A miss signals the eventfd as stock does: in hard irq on
+ * !PREEMPT_RT, from the vector's irq thread on PREEMPT_RT, where eventfd's
+ * wait-queue lock sleeps.  The thread signals once per interrupt counted in
+ * ->pending, so no interrupt is merged with another or signalled twice.
  *
- * Each interrupt is either delivered by the consumer or signalled, never
- * both; the thread signals once per interrupt counted in ->pending, so
- * interrupts that arrive while a wakeup is pending are not merged.
- *
- * The primary handler takes no lock of its own.  The producer is a fast
- * producer: the manager unpairs it only after synchronize_hardirq() on the
- * vector, so the consumer stays valid while the handler runs.  ->trigger
- * and ->producer are set before the irq is requested and stay until
- * free_irq() has waited for the handler and the thread.
+ * The manager unpairs a fast producer only after synchronize_hardirq() on
+ * the vector, so the consumer stays valid while the primary handler runs;
+ * ->trigger and ->producer stay set until free_irq() has waited for both
+ * handlers.  The request, register and free helpers run under vdev->igate.
  */
 
 #include <linux/atomic.h>
@@ -100,8 +95,6 @@ static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
  * @producer: the vector's irqbypass producer; it may be registered after
  *	this call or never (the fast path then falls back)
  *
- * The caller holds vdev->igate.
- *
  * Return: 0 or the error of request_threaded_irq().
  */
 int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
@@ -119,7 +112,10 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 		return request_irq(irq, vfio_pci_fastpath_stock_handler, 0,
 				   name, fp);
 
-	/* A thread only where the primary handler wakes one (PREEMPT_RT). */
+	/*
+	 * IRQF_NO_THREAD: with a thread function it only opts out of forced
+	 * threading.  A thread only where the primary handler wakes one.
+	 */
 	return request_threaded_irq(irq, vfio_pci_fastpath_primary,
 				    IS_ENABLED(CONFIG_PREEMPT_RT) ?
 				    vfio_pci_fastpath_thread : NULL,
@@ -133,8 +129,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
  *
  * With the fast-path handlers, registers the producer as one that calls
  * irq_bypass_fastpath() from the vector's hard-irq handler only, so the
- * manager publishes its pair; otherwise (fastpath=0) as stock does.  The
- * caller holds vdev->igate.
+ * manager publishes its pair; otherwise (fastpath=0) as stock does.
  *
  * Return: as irq_bypass_register_producer().
  */
@@ -152,7 +147,7 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
  *
  * free_irq() waits for a running primary handler and for the thread, which
  * runs once more if it was woken: every interrupt taken before this
- * returns has been delivered or signalled.  The caller holds vdev->igate.
+ * returns has been delivered or signalled.
  */
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq)
