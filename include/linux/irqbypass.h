@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * IRQ offload/bypass manager (kvm-irqbypass kit implementation)
+ * IRQ offload/bypass manager
  *
  * The structures and the four register/unregister prototypes below are the
  * ABI of Debian's 6.1 and 6.12 kernels: their layout and their declarations
@@ -28,7 +28,7 @@ struct irq_bypass_consumer;
  * side unregisters, the same sequence runs with @del_producer and
  * @del_consumer.  Tokens are unique per side: 1:N pairings are not supported.
  *
- * Fast path (kit extension): a consumer may attach a handler with
+ * Fast path: a consumer may attach a handler with
  * irq_bypass_set_consumer_handler(); while the pair is connected, the
  * producer can call irq_bypass_fastpath() from hard-irq context to hand an
  * interrupt straight to that handler.  See Documentation/irqbypass.rst.

@@ -13,7 +13,7 @@ set -euo pipefail
 
 kit_target
 "$kit_top/scripts/kit/build.sh"
-[ -f "$B/$KREL/virt/lib/irqbypass_bench.ko" ] || die "irqbypass_bench.ko was not built"
+[ -f "$B/$KREL/virt/lib/tests/irqbypass_bench.ko" ] || die "irqbypass_bench.ko was not built"
 mkdir -p "$B/report"
 csv=$B/report/irqbypass.csv
 # shellcheck disable=SC2016 # expanded inside the testbed

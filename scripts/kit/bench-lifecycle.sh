@@ -57,7 +57,7 @@ mkdir -p "$report"
 rm -f "$report"/lifecycle*
 
 commit=$(git -C "$kit_top" log -1 --format='%h %s' 2>/dev/null || echo unknown)
-dirty=$(git -C "$kit_top" status --porcelain -- virt arch drivers include patches 2>/dev/null |
+dirty=$(git -C "$kit_top" status --porcelain -- virt arch drivers include backport-include patches 2>/dev/null |
 	awk '{print $2}' | tr '\n' ' ')
 [ -n "$dirty" ] && commit="$commit, with uncommitted changes in ${dirty% }"
 

@@ -57,12 +57,12 @@ kit_files() {
 	if [ "${KIT_STOCK:-0}" = 1 ]; then
 		(cd "$top" && find Kbuild arch drivers -name Kbuild)
 	elif [ "${KIT_TRACKED_ONLY:-0}" = 1 ]; then
-		git -C "$top" ls-files -- Kbuild virt arch drivers include
+		git -C "$top" ls-files -- Kbuild virt arch drivers include backport-include
 	else
 		# Only the directories that exist: find fails on a missing one,
 		# which pipefail would turn into a silent stop of the build.
 		# shellcheck disable=SC2046 # word splitting wanted
-		(cd "$top" && find $(ls -d Kbuild virt arch drivers include 2>/dev/null) \
+		(cd "$top" && find $(ls -d Kbuild virt arch drivers include backport-include 2>/dev/null) \
 			-type f \! -name '*.o' \! -name '*.ko' \! -name '.*')
 	fi
 }

@@ -1,26 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KVM irqfd as an irqbypass fast-path consumer (kvm-irqbypass kit).
+ * KVM irqfd as an irqbypass consumer with a fast handler: a paired producer
+ * (a vfio-pci MSI vector) injects from its hard-irq handler, also on
+ * PREEMPT_RT.  Whenever that cannot be done without waiting the handler
+ * fails and the producer signals the eventfd as stock does.
  *
- * Every irqfd registers its irqbypass consumer (token: its eventfd) and a
- * fast handler.  A producer paired with it (a vfio-pci MSI/MSI-X vector)
- * calls the handler from its hard-irq handler, also on PREEMPT_RT; the
- * handler injects the interrupt the way irqfd_wakeup() does for an MSI
- * route, without the eventfd round trip.  When it cannot (not an MSI route,
- * the route is being written, the irqfd is being deassigned, the injection
- * would block) it fails and the producer signals the eventfd as stock does:
- * irqfd_wakeup() then handles the interrupt exactly as without the kit.
- *
- * Stock KVM registers the consumer only when kvm_arch_has_irq_bypass()
- * (APICv and IRQ posting), for the arch callbacks that program posted
- * interrupts.  We register it always (unless irqfd_fastpath=0) and call
- * those callbacks only when kvm_arch_has_irq_bypass(): otherwise they are
- * no-ops, irqfd->producer stays NULL and kvm_irq_routing_update() skips the
- * arch update, as in stock.  kvm_arch_has_irq_bypass() depends on the
- * vendor module's setup (enable_apicv) and the IOMMU, which cannot change
- * while an irqfd exists (the VM pins the vendor module).
- *
- * See Documentation/vfio-fastpath.rst.
+ * The consumer is registered even without kvm_arch_has_irq_bypass(); the
+ * arch callbacks are then skipped, so irqfd->producer stays NULL and routing
+ * updates skip the arch update as in stock.  kvm_arch_has_irq_bypass()
+ * cannot change while an irqfd exists (the VM pins the vendor module).
  */
 
 #include <linux/irqbypass.h>
@@ -39,14 +27,11 @@ module_param(irqfd_fastpath, bool, 0444);
 MODULE_PARM_DESC(irqfd_fastpath,
 		 "irqfds accept interrupts from the hard-irq handler of a paired producer (default: on; off: stock registration)");
 
-/*
- * Consumer callbacks.  Context: process, may sleep; called by the irqbypass
- * manager under its mutex.  The arch callbacks take kvm->irqfds.lock
- * themselves.
- */
+/* Consumer callbacks, called under the irqbypass manager's mutex. */
 static int kvm_irqfd_fp_add_producer(struct irq_bypass_consumer *cons,
 				     struct irq_bypass_producer *prod)
 {
+	might_sleep();
 	if (!kvm_arch_has_irq_bypass())
 		return 0;
 	return kvm_arch_irq_bypass_add_producer(cons, prod);
@@ -55,6 +40,7 @@ static int kvm_irqfd_fp_add_producer(struct irq_bypass_consumer *cons,
 static void kvm_irqfd_fp_del_producer(struct irq_bypass_consumer *cons,
 				      struct irq_bypass_producer *prod)
 {
+	might_sleep();
 	if (kvm_arch_has_irq_bypass())
 		kvm_arch_irq_bypass_del_producer(cons, prod);
 }
@@ -72,16 +58,12 @@ static void kvm_irqfd_fp_start(struct irq_bypass_consumer *cons)
 }
 
 /*
- * Take a copy of the irqfd's routing entry without waiting.  irqfd_update()
- * writes it inside irq_entry_sc under kvm->irqfds.lock (spin_lock_irq).  On
- * PREEMPT_RT that lock does not disable interrupts, so this hard-irq
- * reader may have interrupted the writer on its own CPU: it must neither
- * spin on the sequence nor take the lock, which the seqcount_spinlock_t
- * read API does on PREEMPT_RT when a write is in progress.  So read the
- * plain seqcount underneath and give up when a write is in progress or
- * happened meanwhile.
- *
- * Context: hard irq (or any atomic context).  Returns 0 or -EBUSY.
+ * Copy the irqfd's routing entry without waiting.  irqfd_update() writes it
+ * under kvm->irqfds.lock, which on PREEMPT_RT does not disable interrupts:
+ * this hard-irq reader may have interrupted the writer on its own CPU, so it
+ * must neither spin on the sequence nor take the lock (the
+ * seqcount_spinlock_t read API does both on PREEMPT_RT).  Read the plain
+ * seqcount and give up (-EBUSY) if a write is in progress or happened.
  */
 static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 				   struct kvm_kernel_irq_routing_entry *entry)
@@ -99,23 +81,14 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 }
 
 /*
- * Fast handler: inject the interrupt like irqfd_wakeup() does for an MSI
- * route, and report failure in every case where irqfd_wakeup() would
- * defer to its work item or where we cannot tell without waiting.
- *
- * Context: hard irq, interrupts disabled, also on PREEMPT_RT: the handler
- * of the paired vfio vector.  The irqfd stays alive while this runs: the
- * manager hides the consumer and then waits for the vector's handler
- * (synchronize_hardirq()) before irqfd_shutdown() can unregister and free
- * it.  kvm->irq_srcu is read-held like irqfd_wakeup() does.
- * kvm_arch_set_irq_inatomic() on an MSI route reads the APIC map under
- * RCU and sets IRR bits, kicks or wakes the vCPU:
- * atomic operations and raw locks (scheduler) only.  Other route types are
- * never passed to it (the Xen event channel path takes an rwlock_t).
- * Upstream calls it only from irqfd_wakeup(), under the eventfd's
- * wait-queue lock (interrupts off on !PREEMPT_RT only); here interrupts
- * are off on every kernel, which is asserted, so all it may take is raw
- * locks (PROVE_RAW_LOCK_NESTING checks that in the rt debug campaign).
+ * Inject like irqfd_wakeup() does for an MSI route; fail wherever
+ * irqfd_wakeup() would defer to its work item or we cannot tell without
+ * waiting.  Runs in the vector's hard-irq handler with interrupts off on
+ * every kernel, so kvm_arch_set_irq_inatomic() may take raw locks only: on
+ * an MSI route it does (APIC map under RCU, IRR bits, vCPU kick); other
+ * route types are never passed to it (Xen event channels take an rwlock_t).
+ * The irqfd stays alive: the manager hides the consumer and waits for the
+ * vector's handler (synchronize_hardirq()) before irqfd_shutdown() frees it.
  *
  * Return: 0 if injected; -EBUSY if the route is being written or the
  * irqfd is being deassigned; -EWOULDBLOCK if not an MSI route or the
@@ -164,24 +137,21 @@ out:
 	return ret;
 }
 
-/**
- * kvm_irqfd_fastpath_register - register an irqfd's irqbypass consumer
- * @irqfd: a new irqfd, on kvm->irqfds.items, its eventfd hooked
- *
- * Replaces stock KVM's registration in kvm_irqfd_assign().  With
- * irqfd_fastpath=0 it does exactly what stock does.  A registration
- * failure is logged and leaves the irqfd working without bypass, as in
- * stock; irqfd_shutdown() unregisters unconditionally (a no-op for a
- * consumer that is not registered).
- *
- * Context: process, may sleep; the caller holds kvm->irq_srcu for read
- * (the manager's mutex and grace periods do not wait for it).
+/*
+ * Replaces stock KVM's registration in kvm_irqfd_assign() for a new irqfd on
+ * kvm->irqfds.items; with irqfd_fastpath=0 it does exactly what stock does.
+ * A failure leaves the irqfd working without bypass, as in stock, and
+ * irqfd_shutdown() unregisters unconditionally (a no-op then).  The caller
+ * holds kvm->irq_srcu, which the manager's mutex does not wait for.
  */
 void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 {
 	struct irq_bypass_consumer *cons = &irqfd->consumer;
 	int ret;
 
+	might_sleep();
+	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&irqfd->kvm->irq_srcu),
+			 "irqfd consumer registered outside kvm->irq_srcu");
 	if (!irqfd_fastpath) {
 		if (!kvm_arch_has_irq_bypass())
 			return;

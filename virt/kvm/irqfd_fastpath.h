@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * KVM irqfd as an irqbypass fast-path consumer (kvm-irqbypass kit): the
- * interface between the hook in eventfd.c and irqfd_fastpath.c.
+ * The irqfd fast-path consumer, called from kvm_irqfd_assign() in
+ * eventfd.c.
  */
 #ifndef KVM_IRQFD_FASTPATH_H
 #define KVM_IRQFD_FASTPATH_H

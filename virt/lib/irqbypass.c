@@ -136,8 +136,7 @@ static void irqbp_unmark(struct list_head *node)
 
 /*
  * Returns the entry @node's mark (of the given kind) records, or NULL; the
- * caller checks the entry's ->prod or ->cons.  Context: any; the caller
- * holds irqbp_lock or is inside an RCU read-side section, which keeps the
+ * caller checks the entry's ->prod or ->cons.  irqbp_lock or RCU keeps the
  * entry allocated (it is unmarked before kfree_rcu()).
  */
 static struct irqbp_entry *irqbp_marked_entry(struct list_head *node,
@@ -146,6 +145,8 @@ static struct irqbp_entry *irqbp_marked_entry(struct list_head *node,
 	struct list_head *check;
 	struct irqbp_entry *e;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held() && !lockdep_is_held(&irqbp_lock),
+			 "irqbypass entry read outside irqbp_lock and RCU");
 	/* Pairs with smp_store_release() in irqbp_mark(). */
 	check = smp_load_acquire(&node->prev);
 	e = (struct irqbp_entry *)READ_ONCE(node->next);

@@ -1,36 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE: KVM_IRQFD_FLAG_RESAMPLE with a split
- * irqchip.
+ * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE: on a split irqchip, the EOI of a vector
+ * that a level MSI route of an IOAPIC pin delivers runs the pin's irqfd
+ * resamplers, and may skip the exit to userspace.
  *
- * With a split irqchip the IOAPIC lives in userspace, and the VMM routes
- * each IOAPIC pin (GSI < kvm->arch.nr_reserved_ioapic_pins) as an MSI whose
- * data carries the pin's vector and trigger mode.  KVM already computes
- * from those routes which vectors need an EOI exit (kvm_scan_ioapic_routes)
- * and exits with KVM_EXIT_IOAPIC_EOI when the guest EOIs one of them.  With
- * this capability KVM also handles that EOI itself: it runs the ack
- * notifiers (the irqfd resamplers) of every GSI whose level-triggered MSI
- * route delivers the EOId vector to the EOIing vCPU, and, if the VMM asked
- * for it with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT and every such GSI has an
- * in-kernel notifier and none was raised by userspace (KVM_IRQ_LINE: the
- * VMM's own IOAPIC, which needs the exit to clear Remote IRR) since its
- * last EOI, skips the exit.
- *
- * A route change can make an in-service interrupt's EOI unmatchable (the
- * guest moved the pin to another vector or vCPU before it EOId), and an
- * interrupt raised while a pin had no route is dropped.  So that a masked
- * device is never left masked, a level MSI route of a pin that appears,
- * changes or goes away runs the pin's notifiers once, as an EOI would;
- * only after a KVM_REQ_SCAN_IOAPIC for the new routes, so that a vCPU
- * cannot take and EOI the re-raised interrupt's new vector before its
- * ioapic_handled_vectors contain it.
- *
- * State is per VM, in our own table rather than in struct kvm or
- * struct kvm_arch: changing those would change the CRCs of the symbols
- * that stock modules import from kvm.ko.  The table is an xarray keyed by
- * the struct kvm pointer; entries are published under kvm->lock +
- * kvm->irq_lock, looked up locklessly from the VM's own ioctls and vCPUs,
- * and freed when the VM is destroyed.
+ * Per-VM state is an xarray entry keyed by the struct kvm pointer rather
+ * than a field of struct kvm or kvm_arch: changing those would change the
+ * CRCs of the symbols that stock modules import from kvm.ko.  Entries are
+ * published under kvm->lock + kvm->irq_lock, looked up locklessly from the
+ * VM's own ioctls and vCPUs, and freed when the VM is destroyed.
  */
 #include <linux/kvm_host.h>
 #include <linux/kvm_kit.h>
@@ -91,19 +69,15 @@ static struct split_resample *split_resample_alloc(u32 nr_pins)
 static DEFINE_XARRAY(split_resample_vms);
 
 /*
- * Any context.  Every caller runs in an ioctl or a vCPU of @kvm, and the
- * entry is only freed at VM destroy, after both are gone: the result stays
- * valid for the caller's whole call (xa_load() takes RCU for the walk).
+ * Every caller runs in an ioctl or a vCPU of @kvm and the entry is freed at
+ * VM destroy, after both are gone: the result stays valid for the call.
  */
 static struct split_resample *split_resample_get(struct kvm *kvm)
 {
 	return xa_load(&split_resample_vms, (unsigned long)kvm);
 }
 
-/*
- * Describe the route of @gsi in @table.  Any context; the caller keeps
- * @table alive (kvm->irq_srcu read side or kvm->irq_lock).
- */
+/* The caller keeps @table alive (kvm->irq_srcu or kvm->irq_lock). */
 static void split_resample_read_pin(struct kvm *kvm,
 				    struct kvm_irq_routing_table *table,
 				    u32 gsi, struct split_resample_pin *pin)
@@ -126,10 +100,7 @@ static void split_resample_read_pin(struct kvm *kvm,
 	}
 }
 
-/*
- * Does @gsi have an in-kernel ack notifier (an irqfd resampler)?
- * Any context; the caller holds kvm->irq_srcu.
- */
+/* Does @gsi have an in-kernel ack notifier (an irqfd resampler)? */
 static bool split_resample_has_notifier(struct kvm *kvm, u32 gsi)
 {
 	struct kvm_irq_ack_notifier *kian;
@@ -141,26 +112,17 @@ static bool split_resample_has_notifier(struct kvm *kvm, u32 gsi)
 	return false;
 }
 
-/*
- * KVM_CHECK_EXTENSION(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE), on /dev/kvm (@kvm is
- * NULL) or on a VM.  ioctl context; takes no lock.  Returns the mask of
- * supported flags, which is nonzero.
- */
+/* On /dev/kvm (@kvm is NULL) or a VM: the supported flags, nonzero. */
 int kvm_split_resample_check_extension(struct kvm *kvm)
 {
 	return KVM_SPLIT_RESAMPLE_VALID_FLAGS;
 }
 
 /*
- * KVM_ENABLE_CAP(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE) on a VM.  ioctl context,
- * may sleep.  Takes kvm->lock (which serialises it with
- * KVM_CAP_SPLIT_IRQCHIP) and, inside it, kvm->irq_lock, so that the pin
- * snapshot and the publication are atomic with respect to
- * KVM_SET_GSI_ROUTING.
- *
- * Returns 0; -EINVAL for unknown flags, nonzero args[1..3] or a VM without
- * a split irqchip; -EEXIST if already enabled (as KVM_CAP_SPLIT_IRQCHIP
- * answers); -ENOMEM.
+ * kvm->lock serialises this with KVM_CAP_SPLIT_IRQCHIP; kvm->irq_lock inside
+ * it makes the pin snapshot and the publication atomic with respect to
+ * KVM_SET_GSI_ROUTING.  -EEXIST if already enabled, as
+ * KVM_CAP_SPLIT_IRQCHIP answers.
  */
 int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap)
 {
@@ -204,21 +166,17 @@ out_unlock:
 	return r;
 }
 
-/*
- * From kvm_arch_destroy_vm(), after the vCPUs are gone: no EOI, ioctl or
- * routing update of this VM can run any more.  May sleep.
- */
+/* After the vCPUs are gone: no EOI, ioctl or routing update can run. */
 void kvm_split_resample_destroy_vm(struct kvm *kvm)
 {
+	might_sleep();
 	kvfree(xa_erase(&split_resample_vms, (unsigned long)kvm));
 }
 
 /*
- * kvm_arch_irqfd_allowed() for KVM_IRQFD_FLAG_RESAMPLE on a split irqchip.
- * ioctl context (KVM_IRQFD assign), may sleep; reads the routing table
- * under kvm->irq_srcu.  Allowed only with the capability enabled, for a GSI
- * below the reserved IOAPIC pins whose current route is an MSI route.  The
- * route may change later; the EOI path always looks at the current one.
+ * KVM_IRQFD_FLAG_RESAMPLE on a split irqchip: only with the capability, for
+ * a reserved IOAPIC pin whose current route is an MSI route.  The route may
+ * change later; the EOI path always looks at the current one.
  */
 bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args)
 {
@@ -242,13 +200,11 @@ bool kvm_split_resample_irqfd_allowed(struct kvm *kvm, struct kvm_irqfd *args)
 }
 
 /*
- * From kvm_arch_irq_routing_update(): KVM_SET_GSI_ROUTING (ioctl context,
- * may sleep) has just published a new table; kvm->irq_lock is held, which
- * also protects sr->pin[].  Pins whose level MSI route appeared, changed or
- * went away are marked for one resample: an EOI of the old vector can no
- * longer be matched to them, and a line asserted while the pin had no
- * level route must be looked at again now that it has one.  The resample
- * itself waits for kvm_split_resample_post_routing_update().
+ * A new routing table was just published.  Mark the pins whose level MSI
+ * route appeared, changed or went away for one resample: an EOI of the old
+ * vector can no longer be matched to them, and a line asserted while the
+ * pin had no level route must be looked at again.  The resample itself
+ * waits for kvm_split_resample_post_routing_update().
  */
 void kvm_split_resample_routing_update(struct kvm *kvm)
 {
@@ -257,11 +213,8 @@ void kvm_split_resample_routing_update(struct kvm *kvm)
 	struct split_resample *sr;
 	u32 i;
 
+	/* Also protects sr->pin[]. */
 	lockdep_assert_held(&kvm->irq_lock);
-	/*
-	 * The entry is inserted under kvm->irq_lock and erased only when the
-	 * VM is destroyed, so it stays valid while we hold the lock.
-	 */
 	sr = split_resample_get(kvm);
 	if (!sr)
 		return;
@@ -278,17 +231,13 @@ void kvm_split_resample_routing_update(struct kvm *kvm)
 }
 
 /*
- * From kvm_arch_post_irq_routing_update(): KVM_SET_GSI_ROUTING, after
- * kvm->irq_lock was dropped; ioctl context, may sleep.  The VM outlives
- * its ioctls, so sr does too.  Resamples the pins marked above.
- *
- * A resample may make the device raise its still-asserted line again, now
- * with the new route's vector.  A vCPU EOIs that vector in the kernel only
- * if its ioapic_handled_vectors (KVM_REQ_SCAN_IOAPIC) contain it, so the
- * scan request is made first, here, after the marks were taken: it is
- * then later than every table whose changes are resampled (a concurrent
- * update's marks may be taken by this call), and a vCPU processes it
- * before it next enters the guest.
+ * Resample the pins marked above, after kvm->irq_lock was dropped.  A
+ * resample may make the device raise its line again with the new route's
+ * vector, which a vCPU EOIs in the kernel only if its
+ * ioapic_handled_vectors contain it.  So the scan request is made first,
+ * after the marks were taken: it is then later than every table whose
+ * changes are resampled (a concurrent update's marks may be taken here),
+ * and a vCPU processes it before it next enters the guest.
  */
 void kvm_split_resample_post_routing_update(struct kvm *kvm)
 {
@@ -297,6 +246,7 @@ void kvm_split_resample_post_routing_update(struct kvm *kvm)
 	u32 i;
 	int idx;
 
+	might_sleep();
 	if (!sr || bitmap_empty(sr->route_changed, sr->nr_pins))
 		return;
 	pending = bitmap_zalloc(sr->nr_pins, GFP_KERNEL_ACCOUNT);
@@ -316,12 +266,10 @@ void kvm_split_resample_post_routing_update(struct kvm *kvm)
 }
 
 /*
- * KVM_IRQ_LINE, any irqchip (only a split one with the capability has an
- * entry).  The VMM's IOAPIC raises a pin itself (QEMU's does for emulated
- * level devices) and waits for the EOI exit to clear Remote IRR.  Remember
- * the raise, so that the next EOI of a vector routed from @gsi exits even
- * with KVM_SPLIT_RESAMPLE_NO_EOI_EXIT.  ioctl context; lockless (the VM
- * outlives its ioctls).
+ * KVM_IRQ_LINE: the VMM's IOAPIC raised a pin itself (QEMU's does for
+ * emulated level devices) and needs the EOI exit to clear Remote IRR.  The
+ * next EOI of a vector routed from @gsi then exits even with
+ * KVM_SPLIT_RESAMPLE_NO_EOI_EXIT.
  */
 void kvm_split_resample_irq_line(struct kvm *kvm, u32 gsi, int level)
 {
@@ -338,15 +286,11 @@ void kvm_split_resample_irq_line(struct kvm *kvm, u32 gsi, int level)
 
 /*
  * The guest EOId @vector, which kvm_ioapic_handles_vector() says a split
- * irqchip route owns.  vCPU thread (LAPIC EOI write or accelerated EOI
- * exit), preemptible, kvm->srcu held; does not sleep.  Reads the routing
- * table and the ack notifier list under kvm->irq_srcu.
- *
- * Runs the ack notifiers of every GSI below the reserved pins whose level
- * MSI route delivers @vector to this vCPU.  Returns true if the exit to
- * userspace can be skipped: NO_EOI_EXIT was requested, at least one GSI
- * matched, every matching GSI has an in-kernel notifier and none was
- * raised by userspace since its last EOI (the VMM's IOAPIC shares it).
+ * irqchip route owns; vCPU thread, does not sleep.  Runs the ack notifiers
+ * of every reserved pin whose level MSI route delivers @vector to @vcpu.
+ * Returns true if the exit to userspace can be skipped: NO_EOI_EXIT was
+ * requested, a pin matched, and every matching pin has an in-kernel
+ * notifier and was not raised by userspace since its last EOI.
  */
 bool kvm_split_resample_eoi(struct kvm_vcpu *vcpu, int vector)
 {

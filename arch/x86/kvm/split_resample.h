@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE: resamplefds for IOAPIC pins that a
- * split-irqchip VMM routes as MSIs.  Called from hooks in x86.c, irq.c,
- * irq_comm.c and lapic.c; see split_resample.c.
+ * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE, called from x86.c, irq.c, irq_comm.c and
+ * lapic.c.
  */
 #ifndef ARCH_X86_KVM_SPLIT_RESAMPLE_H
 #define ARCH_X86_KVM_SPLIT_RESAMPLE_H

@@ -1,37 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-pci MSI/MSI-X fast path (kvm-irqbypass kit).
+ * vfio-pci MSI/MSI-X handlers that offer each interrupt from hard irq, also
+ * on PREEMPT_RT, to the irqbypass consumer paired with the vector's
+ * producer.  A miss signals the eventfd as stock does: in hard irq on
+ * !PREEMPT_RT, from the vector's irq thread on PREEMPT_RT, where eventfd's
+ * wait-queue lock sleeps.  The thread signals once per interrupt counted in
+ * ->pending, so no interrupt is merged with another or signalled twice.
  *
- * Each MSI/MSI-X vector gets a primary handler that runs in hard-irq
- * context on every kernel, PREEMPT_RT included (IRQF_NO_THREAD: with an
- * explicit thread function it only opts out of forced threading).  It
- * offers the interrupt to the consumer paired with the vector's irqbypass
- * producer (a KVM irqfd injects it into the guest atomically).  When that
- * fails it falls back to what stock vfio does, signalling the vector's
- * eventfd: right there on !PREEMPT_RT, where eventfd's wait-queue lock is
- * a spinning lock, and from the vector's irq thread on PREEMPT_RT, where
- * it sleeps.
- *
- * Exactly once: every interrupt is either delivered by the fast handler or
- * counted in ->pending / signalled, never both: the manager reports
- * delivery only when the handler injected it.  The thread drains ->pending
- * with one eventfd signal per interrupt, so interrupts that arrive while a
- * wakeup of the thread is already pending are not merged into one.
- *
- * Locking: the primary handler takes no lock of its own.  The producer is
- * registered as a fast producer: the manager unpairs it only after
- * synchronize_hardirq() on the vector, so the consumer the fast path calls
- * stays valid; the KVM consumer takes raw locks only.  ->trigger and
- * ->producer are set before the irq is requested and stay until free_irq()
- * has waited for the handler and the thread.
- *
- * See Documentation/vfio-fastpath.rst.
+ * The manager unpairs a fast producer only after synchronize_hardirq() on
+ * the vector, so the consumer stays valid while the primary handler runs;
+ * ->trigger and ->producer stay set until free_irq() has waited for both
+ * handlers.  The request, register and free helpers run under vdev->igate.
  */
 
 #include <linux/atomic.h>
+#include <linux/eventfd.h>
 #include <linux/interrupt.h>
 #include <linux/irqbypass.h>
-#include <linux/kit_compat.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 
 #include "vfio_pci_fastpath.h"
@@ -45,30 +31,25 @@ module_param(fastpath, bool, 0644);
 MODULE_PARM_DESC(fastpath,
 		 "Deliver MSI/MSI-X to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
 
-/*
- * Stock handler, used with fastpath=0.
- * Context: hard irq, or the forced irq thread on PREEMPT_RT (as stock).
- */
+/* fastpath=0: stock's handler, force-threaded on PREEMPT_RT as stock. */
 static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
 
-	kit_eventfd_signal(fp->trigger);
+	eventfd_signal(fp->trigger);
 	return IRQ_HANDLED;
 }
 
 /*
- * Primary handler.
- * Context: hard irq, interrupts disabled, also on PREEMPT_RT.  Takes no
- * sleeping lock: irq_bypass_fastpath() is lockless under RCU and the KVM
- * consumer takes raw locks only; eventfd_signal() (spinlock_t) only when
- * that is a spinning lock (!PREEMPT_RT).
+ * No sleeping lock: irq_bypass_fastpath() is lockless and the KVM consumer
+ * takes raw locks only; eventfd_signal() only where its lock spins.
  */
 static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
 	int ret;
 
+	lockdep_assert_irqs_disabled();
 	ret = irq_bypass_fastpath(fp->producer);
 	if (!ret) {
 		trace_vfio_fastpath_hit(irq);
@@ -77,7 +58,7 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	trace_vfio_fastpath_miss(irq, ret);
 
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT)) {
-		kit_eventfd_signal(fp->trigger);
+		eventfd_signal(fp->trigger);
 		return IRQ_HANDLED;
 	}
 
@@ -92,18 +73,16 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	return IRQ_WAKE_THREAD;
 }
 
-/*
- * Threaded handler, woken only on PREEMPT_RT.
- * Context: the vector's irq thread (process, SCHED_FIFO), may sleep.
- * Signals once per interrupt the primary handler could not deliver.
- */
+/* Woken on PREEMPT_RT only: one signal per interrupt not delivered. */
 static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
-	int n = atomic_xchg(&fp->pending, 0);
+	int n;
 
+	might_sleep();
+	n = atomic_xchg(&fp->pending, 0);
 	while (n-- > 0)
-		kit_eventfd_signal(fp->trigger);
+		eventfd_signal(fp->trigger);
 	return IRQ_HANDLED;
 }
 
@@ -116,8 +95,6 @@ static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
  * @producer: the vector's irqbypass producer; it may be registered after
  *	this call or never (the fast path then falls back)
  *
- * Context: process, may sleep; the caller holds vdev->igate.
- *
  * Return: 0 or the error of request_threaded_irq().
  */
 int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
@@ -125,6 +102,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 				  struct eventfd_ctx *trigger,
 				  struct irq_bypass_producer *producer)
 {
+	might_sleep();
 	fp->producer = producer;
 	fp->trigger = trigger;
 	atomic_set(&fp->pending, 0);
@@ -135,8 +113,8 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 				   name, fp);
 
 	/*
-	 * The thread exists only where the primary handler can wake it: on
-	 * !PREEMPT_RT the fallback signals from hard irq, as stock does.
+	 * IRQF_NO_THREAD: with a thread function it only opts out of forced
+	 * threading.  A thread only where the primary handler wakes one.
 	 */
 	return request_threaded_irq(irq, vfio_pci_fastpath_primary,
 				    IS_ENABLED(CONFIG_PREEMPT_RT) ?
@@ -152,8 +130,6 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
  * With the fast-path handlers, registers the producer as one that calls
  * irq_bypass_fastpath() from the vector's hard-irq handler only, so the
  * manager publishes its pair; otherwise (fastpath=0) as stock does.
- *
- * Context: process, may sleep; the caller holds vdev->igate.
  *
  * Return: as irq_bypass_register_producer().
  */
@@ -172,12 +148,11 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
  * free_irq() waits for a running primary handler and for the thread, which
  * runs once more if it was woken: every interrupt taken before this
  * returns has been delivered or signalled.
- *
- * Context: process, may sleep; the caller holds vdev->igate.
  */
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq)
 {
+	might_sleep();
 	free_irq(irq, fp);
 	WARN_ON_ONCE(atomic_read(&fp->pending));
 }

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vfio-pci MSI/MSI-X fast path (kvm-irqbypass kit): the interface between
- * the hook in vfio_pci_intrs.c and vfio_pci_fastpath.c.
- * See Documentation/vfio-fastpath.rst.
+ * vfio-pci MSI/MSI-X fast path, called from vfio_pci_intrs.c.
  */
 #ifndef VFIO_PCI_FASTPATH_H
 #define VFIO_PCI_FASTPATH_H

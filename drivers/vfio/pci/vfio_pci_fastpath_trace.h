@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tracepoints of the vfio-pci MSI/MSI-X fast path (kvm-irqbypass kit).
+ * Tracepoints of the vfio-pci MSI/MSI-X fast path.
  * Both fire from the vector's primary handler (hard irq, also on
  * PREEMPT_RT).
  */
