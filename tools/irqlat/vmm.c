@@ -21,6 +21,7 @@
 
 #include "irqlat.h"
 #include "kvm_util_lite.h"
+#include "proc_util.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
@@ -90,41 +91,6 @@ const char *chip_name(enum irqlat_chip chip)
 static double ts_diff(const struct timespec *a, const struct timespec *b)
 {
 	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-/* /proc/stat "ctxt": context switches on all CPUs since boot. */
-static long long proc_stat_ctxt(void)
-{
-	long long v = -1;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "ctxt %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-/* This thread's voluntary + involuntary context switches. */
-static long long thread_ctxsw(void)
-{
-	long long v, sum = 0;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/thread-self/status", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
-			sum += v;
-	fclose(f);
-	return sum;
 }
 
 /*
@@ -632,6 +598,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	c->vm = vm_create(mode);
 	if (!c->vm)
 		return -EIO;
+	vm_set_guest(c->vm, irqlat_entry, irqlat_isr);
 	ret = vm_add_memory(c->vm, EDU_BAR0_GPA, c->edu->bar0,
 			    c->edu->bar0_size);
 	if (!ret)

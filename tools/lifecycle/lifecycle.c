@@ -405,6 +405,7 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 	msi_trigger(edu, fd[0]);
 	for (;;) {
 		vm = new_vm();
+		vm_set_guest(vm, irqlat_entry, irqlat_isr);
 		if (vm_start_guest(vm, &params))
 			fail("creating the vCPU failed (run with -v)");
 		set_routes(vm, n);

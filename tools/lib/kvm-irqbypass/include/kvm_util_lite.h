@@ -58,6 +58,8 @@ struct lite_vm {
 	u8 *ram;		/* host view of GPA 0..GUEST_RAM_SIZE */
 	bool ram_owned;		/* vm_destroy() unmaps ram */
 	u32 next_slot;
+	/* The guest program: guest_entry/guest_isr unless vm_set_guest(). */
+	const char *entry, *isr;
 	unsigned int nr_vcpus;	/* vCPUs created so far */
 	/* vcpu[0] comes from vm_start_guest(), the others from vm_add_vcpu(). */
 	struct lite_vcpu vcpu[GUEST_MAX_VCPUS];
@@ -88,6 +90,14 @@ struct lite_vm *vm_create_split(u32 nr_pins);
  */
 struct lite_vm *vm_create_ram(enum irqchip_mode mode, u8 *ram);
 void vm_destroy(struct lite_vm *vm);
+
+/* Before vm_start_guest(): run another program of guest_code.S. */
+static inline void vm_set_guest(struct lite_vm *vm, const char *entry,
+				const char *isr)
+{
+	vm->entry = entry;
+	vm->isr = isr;
+}
 
 /* Copy *params into the guest, build the IDT and create vCPU 0. */
 int vm_start_guest(struct lite_vm *vm, const struct guest_params *params);
@@ -136,37 +146,6 @@ static inline u32 vcpu_count(struct lite_vcpu *vcpu)
 	return READ_ONCE(vcpu->params->count);
 }
 
-/*
- * A host thread that owns one vCPU: the caller posts a request (run until a
- * port, or a quiet window) and later waits for its result, so KVM_RUN of
- * the vCPU always runs on the same thread (KVM waits for an RCU grace
- * period when the thread of a vCPU changes) and several vCPUs can run at
- * once.
- */
-enum vt_op { VT_RUN_UNTIL, VT_QUIET, VT_EXIT };
-
-struct vthread {
-	struct lite_vcpu *vcpu;
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool busy;		/* a request is posted and not finished */
-	enum vt_op op;
-	u16 port;
-	int ms;
-	int ret;
-};
-
-int vt_start(struct vthread *vt, struct lite_vcpu *vcpu);
-void vt_stop(struct vthread *vt);
-/* Post a request; waits for the previous one to finish first. */
-void vt_post(struct vthread *vt, enum vt_op op, u16 port, int ms);
-/* The result of the last request, once it has finished. */
-int vt_wait(struct vthread *vt);
-/* Run the vCPU (on its thread) until it writes @port. */
-int vt_until(struct vthread *vt, u16 port, int ms);
-
 /* The same on vCPU 0, for the single-vCPU tests. */
 static inline int guest_run(struct lite_vm *vm, struct guest_exit *ex,
 			    int timeout_ms)
@@ -200,69 +179,5 @@ int count_open_fds(void);
 bool fd_readable(int fd);
 int eventfd_raise(int fd);
 int eventfd_drain(int fd, u64 *value);
-/* Whole-file helpers for sysfs, procfs and tracefs. */
-bool read_text_file(const char *path, char *buf, size_t size);
-bool write_text_file(const char *path, const char *s);
-
-/*
- * Races made deterministic on one CPU: the threads involved run on the
- * same CPU under SCHED_FIFO, so the kernel always runs the highest-priority
- * runnable one, and on a fully preemptible kernel the wakeup of a
- * higher-priority thread preempts a lower one at once, even inside an
- * ioctl: a window between two steps of that ioctl is then always taken.
- * Their priorities, lowest first:
- */
-#define RACE_PRIO_IOCTL		10	/* the thread in the racing ioctl */
-#define RACE_PRIO_DEVICE	20	/* a struct reraiser */
-#define RACE_PRIO_VCPU		30	/* a struct vthread */
-
-struct race_cpu {
-	int cpu;		/* the CPU they all run on */
-	cpu_set_t saved_cpus;	/* the calling thread's, for race_cpu_leave() */
-	int saved_policy;
-	struct sched_param saved_param;
-};
-
-/*
- * Pin the calling thread to the CPU it is on, SCHED_FIFO RACE_PRIO_IOCTL.
- * Returns 0, or -errno (-EPERM: SCHED_FIFO not allowed) with nothing
- * changed.
- */
-int race_cpu_enter(struct race_cpu *rc);
-/* Pin thread @t to that CPU, SCHED_FIFO @prio, until it exits: 0 or -errno. */
-int race_cpu_add(const struct race_cpu *rc, pthread_t t, int prio);
-/* Back to the calling thread's own affinity and policy. */
-void race_cpu_leave(const struct race_cpu *rc);
-
-/*
- * Print the kernel's preemption model as a TAP diagnostic; true if a wakeup
- * preempts kernel code at once (PREEMPT_RT, full or lazy preemption), which
- * a race inside ioctl @what needs: otherwise the woken thread waits until
- * the ioctl sleeps or returns, and the diagnostic says so.
- */
-bool race_preempt_diag(const char *what);
-
-/*
- * A level device behind a resampling irqfd whose line stays asserted, as
- * vfio INTx is: masked until a resample, it then raises its irqfd again.
- * One shot, on its own thread: wait (at most wait_ms) for a resample,
- * raise @trigger, call after_raise(arg) if set, then wait (at most
- * quiet_ms) for the resample of that raise.
- */
-struct reraiser {
-	int trigger, resample;
-	int wait_ms, quiet_ms;
-	void (*after_raise)(void *arg);
-	void *arg;
-	/* Results, valid after reraiser_join(). */
-	unsigned int raised, resampled;
-	unsigned int doubled;	/* reads that found more than one resample */
-	int ret;		/* 0, or the -errno that ended it */
-	pthread_t thread;
-};
-
-/* Start it on @cpu as SCHED_FIFO @prio (@cpu < 0: the caller's policy). */
-int reraiser_start(struct reraiser *d, int cpu, int prio);
-void reraiser_join(struct reraiser *d);
 
 #endif /* KVM_IRQBYPASS_KVM_UTIL_LITE_H */

@@ -13,7 +13,7 @@
  */
 #include <pthread.h>
 
-#include "stress_util.h"
+#include "rig.h"
 #include "tap.h"
 
 #define NR_TESTS	6

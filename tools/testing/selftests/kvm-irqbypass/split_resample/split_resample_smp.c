@@ -25,9 +25,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../../../../include/uapi/linux/kvm_kit.h"
+#include "linux/kvm_kit.h"
 #include "kvm_util_lite.h"
+#include "race.h"
 #include "tap.h"
+#include "vthread.h"
 
 #define GSI_A		5	/* resampling irqfd */
 #define GSI_B		7	/* resampling irqfd */

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "stress_util.h"
+#include "rig.h"
 #include "tap.h"
 
 #define NR_CASES	4

@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../../../../include/uapi/linux/kvm_kit.h"
+#include "linux/kvm_kit.h"
 #include "kvm_util_lite.h"
 #include "tap.h"
 

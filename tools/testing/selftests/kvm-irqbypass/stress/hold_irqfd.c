@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "stress_util.h"
+#include "rig.h"
 #include "tap.h"
 
 #define NR_TESTS	4

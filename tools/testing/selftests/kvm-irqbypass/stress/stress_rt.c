@@ -23,7 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress_util.h"
+#include "proc_util.h"
+#include "rig.h"
 #include "tap.h"
 
 #define NR_TESTS	7

@@ -20,8 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress_util.h"
+#include "irq_acct.h"
+#include "kmsg.h"
+#include "prng.h"
+#include "proc_util.h"
 #include "tap.h"
+#include "vcpu_runner.h"
 
 #define NR_TESTS	8
 #define WARMUP		10

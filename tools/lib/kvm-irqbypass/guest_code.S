@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * 32-bit flat protected-mode guest used by every test.  It is assembled
- * into the 64-bit test binary (.code32 in a data section) and copied to
- * GUEST_CODE_GPA, so it must not contain relocations: branches are
- * relative and all data lives at the constant addresses of guest_abi.h.
- * The host loads GDT, IDT and segment state before the first KVM_RUN, and
- * points %ebp at this vCPU's struct guest_params and %esp at its own stack;
- * nothing here writes %ebp, so the ISR finds the same block.
+ * 32-bit flat protected-mode guests: the tests' (guest_entry, guest_isr)
+ * and the benchmark's (irqlat_entry, irqlat_isr), which share the stray
+ * interrupt and exception handlers.  Assembled into the 64-bit binary
+ * (.code32 in a data section) and copied to GUEST_CODE_GPA, so it must not
+ * contain relocations: branches are relative and all data lives at the
+ * constant addresses of guest_abi.h.  The host loads GDT, IDT and segment
+ * state before the first KVM_RUN, and points %ebp at this vCPU's struct
+ * guest_params and %esp at its own stack; nothing here writes %ebp, so the
+ * test ISR finds the same block.
  */
 #include "guest_abi.h"
 
@@ -84,6 +86,109 @@ guest_isr:
 	movl	$GUEST_PORT_DONE, %edx
 	outl	%eax, %dx
 4:	popl	%edx
+	popl	%eax
+	iret
+
+/*
+ * The benchmark guest (irqlat): raise one device interrupt, wait for it,
+ * repeat; its data sits at the constant addresses IL_* of guest_abi.h.
+ *
+ * Per iteration: mark a raise outstanding, read the TSC, write the raise
+ * register (edu BAR0 0x60, mapped into guest memory), then HLT until the
+ * ISR has cleared the mark.  The ISR reads the TSC first, stores the
+ * delta, acks the device, EOIs.  In the control run the write goes to a
+ * register that raises nothing and INT runs the same ISR instead.
+ */
+	.balign 16
+	.globl irqlat_entry
+irqlat_entry:
+	/* LAPIC on, spurious vector 0xff; LINT0 (ExtINT) masked; TPR 0. */
+	movl	$0x1ff, LAPIC_BASE + LAPIC_SVR
+	movl	$LAPIC_LVT_MASKED, LAPIC_BASE + LAPIC_LVT0
+	movl	$0, LAPIC_BASE + LAPIC_TPR
+
+	testl	$IRQLAT_F_IOAPIC, IL_FLAGS
+	jz	1f
+	/* Redirection entry: destination APIC ID 0 (high dword) first... */
+	movl	IL_PIN, %ecx
+	leal	IOAPIC_REDTBL + 1(,%ecx,2), %eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	$0, IOAPIC_BASE + IOAPIC_IOWIN
+	/* ...then the low dword, unmasked: fixed, physical, active high. */
+	decl	%eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	$IRQLAT_VECTOR, %eax
+	testl	$IRQLAT_F_LEVEL, IL_FLAGS
+	jz	2f
+	orl	$IOAPIC_LEVEL, %eax
+2:	movl	%eax, IOAPIC_BASE + IOAPIC_IOWIN
+1:
+	movl	$GUEST_PORT_READY, %edx
+	xorl	%eax, %eax
+	outl	%eax, %dx
+	sti
+
+.Lirqlat_next:
+	movl	IL_RAISED, %eax
+	cmpl	IL_TARGET, %eax
+	jae	.Lirqlat_done
+	incl	IL_RAISED
+	movl	$1, IL_PENDING
+	movl	IL_RAISE_ADDR, %ecx
+	movl	IL_RAISE_VALUE, %ebx
+	rdtsc
+	movl	%eax, IL_T0
+	movl	%ebx, (%ecx)
+	testl	$IRQLAT_F_CONTROL, IL_FLAGS
+	jz	.Lirqlat_wait
+	int	$IRQLAT_VECTOR
+	/* Sleep until the ISR has run; STI's shadow covers the HLT. */
+.Lirqlat_wait:
+	cli
+	cmpl	$0, IL_PENDING
+	je	1f
+	sti
+	hlt
+	jmp	.Lirqlat_wait
+1:	sti
+	jmp	.Lirqlat_next
+
+.Lirqlat_done:
+	movl	IL_DELIVERED, %eax
+	movl	$GUEST_PORT_DONE, %edx
+	outl	%eax, %dx
+	/* Idle with interrupts on: a late extra one is still counted. */
+1:	hlt
+	jmp	1b
+
+/*
+ * The measured ISR.  The TSC read comes first; everything after it is
+ * bookkeeping outside the measured path.
+ */
+	.balign 16
+	.globl irqlat_isr
+irqlat_isr:
+	pushl	%eax
+	pushl	%ecx
+	pushl	%edx
+	rdtsc
+	subl	IL_T0, %eax
+	cmpl	$0, IL_PENDING
+	je	1f
+	movl	IL_DELIVERED, %ecx
+	movl	%eax, IRQLAT_SAMPLES_GPA(,%ecx,4)
+	incl	IL_DELIVERED
+	movl	$0, IL_PENDING
+	jmp	2f
+1:	incl	IL_DOUBLED
+2:	movl	IL_ACK_ADDR, %edx
+	testl	%edx, %edx
+	jz	3f
+	movl	IL_ACK_VALUE, %eax
+	movl	%eax, (%edx)
+3:	movl	$0, LAPIC_BASE + LAPIC_EOI
+	popl	%edx
+	popl	%ecx
 	popl	%eax
 	iret
 

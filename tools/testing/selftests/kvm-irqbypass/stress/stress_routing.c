@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "stress_util.h"
+#include "rig.h"
 #include "tap.h"
 
 #define NR_TESTS	7

@@ -80,6 +80,41 @@
 #define GPARAM_TARGET		0x1c
 #define GPARAM_COUNT		0x20
 
+/*
+ * The benchmark guest (irqlat_entry, irqlat_isr): a loop that raises one
+ * device interrupt at a time by writing the assigned edu's BAR0, mapped
+ * into guest memory, and times raise-to-ISR with its own TSC.  It shares
+ * GDT, IDT, stack and code with the test guest; its parameters and samples
+ * live at the addresses below instead of struct guest_params.
+ */
+
+/* Every scenario uses this vector; the control run raises it with INT. */
+#define IRQLAT_VECTOR		0x50
+
+/* struct irqlat_guest lives here; samples (u32 TSC deltas) after it. */
+#define IRQLAT_GPA		0x3000
+#define IRQLAT_SAMPLES_GPA	0x20000
+#define IRQLAT_MAX_SAMPLES	((GUEST_RAM_SIZE - IRQLAT_SAMPLES_GPA) / 4)
+
+/* irqlat_guest.flags */
+#define IRQLAT_F_IOAPIC		0x1	/* program the in-kernel IOAPIC pin */
+#define IRQLAT_F_LEVEL		0x2	/* ... level-triggered */
+#define IRQLAT_F_CONTROL	0x4	/* no interrupt: INT $IRQLAT_VECTOR */
+
+/* Byte offsets in struct irqlat_guest, for the assembly. */
+#define IL_FLAGS		(IRQLAT_GPA + 0x00)
+#define IL_PIN			(IRQLAT_GPA + 0x04)
+#define IL_RAISE_ADDR		(IRQLAT_GPA + 0x08)
+#define IL_RAISE_VALUE		(IRQLAT_GPA + 0x0c)
+#define IL_ACK_ADDR		(IRQLAT_GPA + 0x10)
+#define IL_ACK_VALUE		(IRQLAT_GPA + 0x14)
+#define IL_TARGET		(IRQLAT_GPA + 0x18)
+#define IL_RAISED		(IRQLAT_GPA + 0x1c)
+#define IL_DELIVERED		(IRQLAT_GPA + 0x20)
+#define IL_DOUBLED		(IRQLAT_GPA + 0x24)
+#define IL_PENDING		(IRQLAT_GPA + 0x28)
+#define IL_T0			(IRQLAT_GPA + 0x2c)
+
 #ifndef __ASSEMBLER__
 #include <assert.h>
 #include <stddef.h>
@@ -119,10 +154,47 @@ GPARAM_CHECK(count, GPARAM_COUNT);
 static_assert(sizeof(struct guest_params) <= GUEST_PARAMS_STRIDE,
 	      "guest ABI: params stride");
 
+/*
+ * Shared with the guest at IRQLAT_GPA.  The host writes the first seven
+ * fields before the vCPU runs; the guest writes the rest.
+ */
+struct irqlat_guest {
+	u32 flags;
+	u32 pin;		/* IOAPIC pin (IRQLAT_F_IOAPIC) */
+	u32 raise_addr;		/* GPA the guest writes to raise */
+	u32 raise_value;
+	u32 ack_addr;		/* GPA the ISR writes to ack the device */
+	u32 ack_value;
+	u32 target;		/* raises to do */
+	u32 raised;		/* raise writes done */
+	u32 delivered;		/* ISR runs with a raise outstanding */
+	u32 doubled;		/* ISR runs with none outstanding */
+	u32 pending;		/* a raise is outstanding */
+	u32 t0;			/* TSC (low 32 bits) just before the raise */
+};
+
+#define IL_CHECK(field, gpa) \
+	static_assert(offsetof(struct irqlat_guest, field) == \
+		      (gpa) - IRQLAT_GPA, "irqlat guest ABI: " #field)
+IL_CHECK(flags, IL_FLAGS);
+IL_CHECK(pin, IL_PIN);
+IL_CHECK(raise_addr, IL_RAISE_ADDR);
+IL_CHECK(raise_value, IL_RAISE_VALUE);
+IL_CHECK(ack_addr, IL_ACK_ADDR);
+IL_CHECK(ack_value, IL_ACK_VALUE);
+IL_CHECK(target, IL_TARGET);
+IL_CHECK(raised, IL_RAISED);
+IL_CHECK(delivered, IL_DELIVERED);
+IL_CHECK(doubled, IL_DOUBLED);
+IL_CHECK(pending, IL_PENDING);
+IL_CHECK(t0, IL_T0);
+#undef IL_CHECK
+
 /* Symbols from guest_code.S; the blob is copied to GUEST_CODE_GPA. */
 extern const char guest_code_start[], guest_code_end[];
 extern const char guest_entry[], guest_isr[], guest_unexpected_irq[];
 extern const char guest_fault_stubs[];
+extern const char irqlat_entry[], irqlat_isr[];
 
 #endif /* __ASSEMBLER__ */
 #endif /* KVM_IRQBYPASS_GUEST_ABI_H */

@@ -120,6 +120,8 @@ static struct lite_vm *vm_create_pins(enum irqchip_mode mode, u8 *ram,
 	for (i = 0; i < GUEST_MAX_VCPUS; i++)
 		vm->vcpu[i].fd = -1;
 	vm->irqchip = mode;
+	vm->entry = guest_entry;
+	vm->isr = guest_isr;
 	vm->kvm_fd = kvm_open_or_bail();
 
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
@@ -237,7 +239,7 @@ static void vm_build_idt(struct lite_vm *vm, unsigned int test_vector)
 	for (v = 0; v < 32; v++)
 		idt_set_gate(vm, v, guest_fault_stubs + v * GUEST_FAULT_STUB_SIZE);
 	for (v = 32; v < 256; v++)
-		idt_set_gate(vm, v, v == test_vector ? guest_isr :
+		idt_set_gate(vm, v, v == test_vector ? vm->isr :
 			     guest_unexpected_irq);
 }
 
@@ -304,7 +306,7 @@ static int vcpu_set_protected_mode(struct lite_vcpu *vcpu)
 		goto fail;
 
 	memset(&regs, 0, sizeof(regs));
-	regs.rip = GUEST_CODE_GPA + (guest_entry - guest_code_start);
+	regs.rip = GUEST_CODE_GPA + (vcpu->vm->entry - guest_code_start);
 	regs.rsp = GUEST_STACK_TOP - vcpu->id * GUEST_STACK_SIZE;
 	/* The guest's handle on its own struct guest_params (guest_abi.h). */
 	regs.rbp = GUEST_PARAMS_GPA + vcpu->id * GUEST_PARAMS_STRIDE;
@@ -378,7 +380,7 @@ struct lite_vcpu *vm_add_vcpu(struct lite_vm *vm,
 	}
 	if (params->vector >= 32 && params->vector < 256 &&
 	    params->vector != vm->vcpu[0].params->vector)
-		idt_set_gate(vm, params->vector, guest_isr);
+		idt_set_gate(vm, params->vector, vm->isr);
 	vcpu = &vm->vcpu[vm->nr_vcpus];
 	if (vcpu_create(vm, params))
 		return NULL;
@@ -692,91 +694,6 @@ int vcpu_run_quiet(struct lite_vcpu *vcpu, int quiet_ms)
 	return ret ? ret : exits;
 }
 
-static void *vt_main(void *arg)
-{
-	struct vthread *vt = arg;
-	enum vt_op op;
-	int ret;
-
-	pthread_mutex_lock(&vt->lock);
-	for (;;) {
-		while (!vt->busy)
-			pthread_cond_wait(&vt->cond, &vt->lock);
-		op = vt->op;
-		if (op == VT_EXIT)
-			break;
-		pthread_mutex_unlock(&vt->lock);
-		if (op == VT_QUIET)
-			ret = vcpu_run_quiet(vt->vcpu, vt->ms);
-		else
-			ret = vcpu_run_until(vt->vcpu, vt->port, NULL, vt->ms);
-		pthread_mutex_lock(&vt->lock);
-		vt->ret = ret;
-		vt->busy = false;
-		pthread_cond_broadcast(&vt->cond);
-	}
-	pthread_mutex_unlock(&vt->lock);
-	return NULL;
-}
-
-void vt_post(struct vthread *vt, enum vt_op op, u16 port, int ms)
-{
-	pthread_mutex_lock(&vt->lock);
-	while (vt->busy)
-		pthread_cond_wait(&vt->cond, &vt->lock);
-	vt->op = op;
-	vt->port = port;
-	vt->ms = ms;
-	vt->busy = true;
-	pthread_cond_broadcast(&vt->cond);
-	pthread_mutex_unlock(&vt->lock);
-}
-
-int vt_wait(struct vthread *vt)
-{
-	int ret;
-
-	pthread_mutex_lock(&vt->lock);
-	while (vt->busy)
-		pthread_cond_wait(&vt->cond, &vt->lock);
-	ret = vt->ret;
-	pthread_mutex_unlock(&vt->lock);
-	return ret;
-}
-
-int vt_until(struct vthread *vt, u16 port, int ms)
-{
-	vt_post(vt, VT_RUN_UNTIL, port, ms);
-	return vt_wait(vt);
-}
-
-int vt_start(struct vthread *vt, struct lite_vcpu *vcpu)
-{
-	int ret;
-
-	vt->vcpu = vcpu;
-	pthread_mutex_init(&vt->lock, NULL);
-	pthread_cond_init(&vt->cond, NULL);
-	ret = pthread_create(&vt->thread, NULL, vt_main, vt);
-	if (ret) {
-		tap_diag("pthread_create: %s", strerror(ret));
-		return -ret;
-	}
-	vt->started = true;
-	return 0;
-}
-
-void vt_stop(struct vthread *vt)
-{
-	if (!vt->started)
-		return;
-	vt_post(vt, VT_EXIT, 0, 0);
-	pthread_join(vt->thread, NULL);
-	pthread_cond_destroy(&vt->cond);
-	pthread_mutex_destroy(&vt->lock);
-	vt->started = false;
-}
-
 long env_long(const char *name, long def, long min)
 {
 	const char *s = getenv(name);
@@ -849,205 +766,4 @@ int eventfd_drain(int fd, u64 *value)
 	if (value)
 		*value = v;
 	return 0;
-}
-
-bool read_text_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
-bool write_text_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok;
-}
-
-static int pin_fifo(pthread_t t, int cpu, int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	cpu_set_t one;
-	int ret;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	ret = pthread_setaffinity_np(t, sizeof(one), &one);
-	if (!ret)
-		ret = pthread_setschedparam(t, SCHED_FIFO, &sp);
-	return -ret;
-}
-
-int race_cpu_enter(struct race_cpu *rc)
-{
-	pthread_t self = pthread_self();
-	int ret;
-
-	rc->cpu = sched_getcpu();
-	if (rc->cpu < 0)
-		return -errno;
-	ret = pthread_getaffinity_np(self, sizeof(rc->saved_cpus),
-				     &rc->saved_cpus);
-	if (!ret)
-		ret = pthread_getschedparam(self, &rc->saved_policy,
-					    &rc->saved_param);
-	if (ret)
-		return -ret;
-	ret = pin_fifo(self, rc->cpu, RACE_PRIO_IOCTL);
-	if (ret)
-		race_cpu_leave(rc);
-	return ret;
-}
-
-int race_cpu_add(const struct race_cpu *rc, pthread_t t, int prio)
-{
-	return pin_fifo(t, rc->cpu, prio);
-}
-
-void race_cpu_leave(const struct race_cpu *rc)
-{
-	pthread_t self = pthread_self();
-
-	/* Drop SCHED_FIFO before the thread may run on the other CPUs. */
-	pthread_setschedparam(self, rc->saved_policy, &rc->saved_param);
-	pthread_setaffinity_np(self, sizeof(rc->saved_cpus), &rc->saved_cpus);
-}
-
-/* The preemption model ("rt", "full", ..., "unknown"); see below. */
-static bool preempt_model(char *buf, size_t size)
-{
-	char text[128], *sel = NULL, *end = NULL, *tok;
-	struct utsname u;
-
-	if (read_text_file("/sys/kernel/realtime", text, sizeof(text)) &&
-	    text[0] == '1') {
-		snprintf(buf, size, "rt");
-		return true;
-	}
-	/* PREEMPT_DYNAMIC: "none (voluntary) full", the mode in use in (). */
-	if (read_text_file("/sys/kernel/debug/sched/preempt", text,
-			   sizeof(text)))
-		sel = strchr(text, '(');
-	if (sel)
-		end = strchr(sel, ')');
-	if (end) {
-		*end = '\0';
-		snprintf(buf, size, "%s", sel + 1);
-		return !strcmp(sel + 1, "full") || !strcmp(sel + 1, "lazy");
-	}
-	/* A static model shows in the version: "#1 SMP PREEMPT ...". */
-	tok = uname(&u) ? NULL : strtok_r(u.version, " ", &end);
-	for (; tok; tok = strtok_r(NULL, " ", &end)) {
-		if (!strcmp(tok, "PREEMPT")) {
-			snprintf(buf, size, "full");
-			return true;
-		}
-	}
-	snprintf(buf, size, "unknown");
-	return false;
-}
-
-bool race_preempt_diag(const char *what)
-{
-	char model[32];
-
-	if (preempt_model(model, sizeof(model))) {
-		tap_diag("preemption model %s: a wakeup preempts %s at once",
-			 model, what);
-		return true;
-	}
-	tap_diag("preemption model %s: a wakeup does not preempt %s at once,",
-		 model, what);
-	tap_diag("  this kernel cannot expose the race (PREEMPT_RT or preempt=full can)");
-	tap_diag("  the outcome is still checked");
-	return false;
-}
-
-static int reraiser_wait(struct reraiser *d, int ms)
-{
-	struct pollfd pfd = { .fd = d->resample, .events = POLLIN };
-	u64 v = 0;
-	int r;
-
-	r = poll(&pfd, 1, ms);
-	if (r <= 0)
-		return r ? -errno : -ETIMEDOUT;
-	r = eventfd_drain(d->resample, &v);
-	if (r)
-		return r;
-	d->resampled += v;
-	if (v != 1)
-		d->doubled++;
-	return 0;
-}
-
-static void *reraiser_main(void *arg)
-{
-	struct reraiser *d = arg;
-
-	d->ret = reraiser_wait(d, d->wait_ms);
-	if (!d->ret)
-		d->ret = eventfd_raise(d->trigger);
-	if (d->ret)
-		return NULL;
-	d->raised++;
-	if (d->after_raise)
-		d->after_raise(d->arg);
-	d->ret = reraiser_wait(d, d->quiet_ms);
-	return NULL;
-}
-
-int reraiser_start(struct reraiser *d, int cpu, int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	int explicit = PTHREAD_EXPLICIT_SCHED;
-	pthread_attr_t attr;
-	cpu_set_t one;
-	int ret;
-
-	d->raised = 0;
-	d->resampled = 0;
-	d->doubled = 0;
-	d->ret = 0;
-	pthread_attr_init(&attr);
-	/*
-	 * Created with its policy, not given it afterwards: it must be
-	 * waiting for the resample before the caller goes on.
-	 */
-	if (cpu >= 0) {
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		ret = pthread_attr_setaffinity_np(&attr, sizeof(one), &one) ?:
-		      pthread_attr_setinheritsched(&attr, explicit) ?:
-		      pthread_attr_setschedpolicy(&attr, SCHED_FIFO) ?:
-		      pthread_attr_setschedparam(&attr, &sp);
-		if (ret)
-			goto out;
-	}
-	ret = pthread_create(&d->thread, &attr, reraiser_main, d);
-out:
-	pthread_attr_destroy(&attr);
-	if (ret)
-		tap_diag("device thread (CPU %d, SCHED_FIFO %d): %s", cpu, prio,
-			 strerror(ret));
-	return -ret;
-}
-
-void reraiser_join(struct reraiser *d)
-{
-	pthread_join(d->thread, NULL);
 }

@@ -31,8 +31,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../../../../include/uapi/linux/kvm_kit.h"
-#include "stress_util.h"
+#include "irq_acct.h"
+#include "kmsg.h"
+#include "linux/kvm_kit.h"
+#include "prng.h"
 #include "tap.h"
 
 #define NR_VMS		3

@@ -31,7 +31,7 @@
 #define VFIO_INTX_SPLIT	0
 #endif
 #if VFIO_INTX_SPLIT
-#include "../../../../include/uapi/linux/kvm_kit.h"
+#include "linux/kvm_kit.h"
 #define TEST_IRQCHIP	IRQCHIP_SPLIT
 #define GUEST_FLAGS	0
 #define NR_TESTS	9

@@ -24,25 +24,11 @@
 #include <unistd.h>
 
 #include "kvm_util_lite.h"
+#include "proc_util.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
 #define NR_TESTS	3
-
-static long long proc_stat_ctxt(void)
-{
-	char line[256];
-	long long v = -1;
-	FILE *f = fopen("/proc/stat", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "ctxt %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
 
 /* Sum of voluntary + involuntary switches of threads named irq/<irq>-*. */
 static long long irq_thread_switches(int irq, int *nthreads)

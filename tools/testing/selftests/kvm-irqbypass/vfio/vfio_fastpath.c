@@ -37,9 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fastpath_trace.h"
+#include "irq_acct.h"
 #include "kvm_util_lite.h"
 #include "tap.h"
-#include "stress_util.h"
+#include "vcpu_runner.h"
 #include "vfio_util_lite.h"
 
 #define IOAPIC_PIN	10
