@@ -277,9 +277,9 @@ static int irqfd(struct run_ctx *c, bool resample)
 {
 	int ret;
 
-	ret = vm_irqfd(c->vm, c->trigger, c->gsi,
-		       resample ? KVM_IRQFD_FLAG_RESAMPLE : 0,
-		       resample ? c->resample : 0);
+	ret = __vm_irqfd(c->vm, c->trigger, c->gsi,
+			 resample ? KVM_IRQFD_FLAG_RESAMPLE : 0,
+			 resample ? c->resample : 0);
 	if (ret) {
 		tap_diag("KVM_IRQFD(gsi %u%s): %s", c->gsi,
 			 resample ? ", resample" : "", strerror(-ret));
@@ -379,8 +379,8 @@ static void unwire(struct run_ctx *c)
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	c->vfio_on = false;
 	if (c->irqfd)
-		vm_irqfd(c->vm, c->trigger, c->gsi, KVM_IRQFD_FLAG_DEASSIGN,
-			 0);
+		__vm_irqfd(c->vm, c->trigger, c->gsi, KVM_IRQFD_FLAG_DEASSIGN,
+			   0);
 	c->irqfd = false;
 }
 
@@ -595,7 +595,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	c->io_inject_err = 0;
 	c->unmask = UNMASK_NONE;
 	c->stats_fd = -1;
-	c->vm = vm_create(mode);
+	c->vm = __vm_create(mode);
 	if (!c->vm)
 		return -EIO;
 	vm_set_guest(c->vm, irqlat_entry, irqlat_isr);

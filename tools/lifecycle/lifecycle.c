@@ -271,7 +271,7 @@ static void close_fds(int *fd, unsigned int n)
 
 static struct lite_vm *new_vm(void)
 {
-	struct lite_vm *vm = vm_create(IRQCHIP_KERNEL);
+	struct lite_vm *vm = __vm_create(IRQCHIP_KERNEL);
 
 	if (!vm)
 		fail("creating a VM failed (run with -v for the cause)");
@@ -302,7 +302,7 @@ static void set_routes(struct lite_vm *vm, unsigned int n)
 
 static void irqfd(struct lite_vm *vm, int fd, unsigned int i, bool assign)
 {
-	int ret = vm_irqfd(vm, fd, FIRST_GSI + i,
+	int ret = __vm_irqfd(vm, fd, FIRST_GSI + i,
 			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	if (ret)

@@ -58,12 +58,21 @@ int kvm_open_or_bail(void)
 	return fd;
 }
 
-int kvm_check_cap(long cap)
+int __kvm_check_cap(long cap)
 {
 	int fd = kvm_open_or_bail(), r;
 
 	r = ioctl(fd, KVM_CHECK_EXTENSION, cap);
 	close(fd);
+	return r;
+}
+
+int kvm_check_cap(long cap)
+{
+	int r = __kvm_check_cap(cap);
+
+	if (r < 0)
+		tap_bail("KVM_CHECK_EXTENSION(%ld): %s", cap, strerror(errno));
 	return r;
 }
 
@@ -168,9 +177,18 @@ fail:
 	return NULL;
 }
 
-struct lite_vm *vm_create(enum irqchip_mode mode)
+struct lite_vm *__vm_create(enum irqchip_mode mode)
 {
 	return vm_create_pins(mode, NULL, SPLIT_IRQCHIP_PINS);
+}
+
+struct lite_vm *vm_create(enum irqchip_mode mode)
+{
+	struct lite_vm *vm = __vm_create(mode);
+
+	if (!vm)
+		tap_bail("creating a VM (%s irqchip) failed", irqchip_name(mode));
+	return vm;
 }
 
 struct lite_vm *vm_create_split(u32 nr_pins)
@@ -423,8 +441,8 @@ int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector)
 	return ret;
 }
 
-int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
-	     int resamplefd)
+int __vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
+	       int resamplefd)
 {
 	struct kvm_irqfd irqfd = {
 		.fd = fd,
@@ -434,6 +452,15 @@ int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
 	};
 
 	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
+}
+
+void vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags, int resamplefd)
+{
+	int ret = __vm_irqfd(vm, fd, gsi, flags, resamplefd);
+
+	if (ret)
+		tap_bail("KVM_IRQFD(fd %d, gsi %u, flags 0x%x): %s", fd, gsi,
+			 flags, strerror(-ret));
 }
 
 /*
@@ -573,7 +600,7 @@ static int handle_io_exit(struct lite_vcpu *vcpu, struct guest_exit *ex)
 	return -EPROTO;
 }
 
-int vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
+int _vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
 {
 	s64 deadline = now_ms() + timeout_ms;
 	struct kvm_run *run = vcpu->run;
@@ -641,13 +668,21 @@ int vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
 	}
 }
 
+void vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
+{
+	int ret = _vcpu_run(vcpu, ex, timeout_ms);
+
+	if (ret)
+		tap_bail("vCPU %u: KVM_RUN: %s", vcpu->id, strerror(-ret));
+}
+
 int vcpu_run_until(struct lite_vcpu *vcpu, u16 port, u32 *value,
 		   int timeout_ms)
 {
 	struct guest_exit ex;
 	int ret;
 
-	ret = vcpu_run(vcpu, &ex, timeout_ms);
+	ret = _vcpu_run(vcpu, &ex, timeout_ms);
 	if (ret == -ETIMEDOUT) {
 		tap_diag("vCPU %u timed out after %d ms waiting for port 0x%x (count %u)",
 			 vcpu->id, timeout_ms, port, vcpu_count(vcpu));
@@ -677,7 +712,7 @@ int vcpu_run_quiet(struct lite_vcpu *vcpu, int quiet_ms)
 
 		if (left <= 0)
 			break;
-		ret = vcpu_run(vcpu, &ex, left);
+		ret = _vcpu_run(vcpu, &ex, left);
 		if (ret == -ETIMEDOUT)
 			break;
 		if (ret)

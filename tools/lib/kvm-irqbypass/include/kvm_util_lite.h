@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A deliberately small KVM helper for the kvm-irqbypass selftests: one VM,
- * one vCPU (or GUEST_MAX_VCPUS, see vm_add_vcpu()) in 32-bit flat protected
- * mode with paging off, running the guest from guest_code.S.  Errors are
- * reported as TAP diagnostics and returned as negative errno values so each
- * test decides what a failure means.
+ * A deliberately small KVM helper for the kvm-irqbypass selftests and
+ * tools: one VM, one vCPU (or GUEST_MAX_VCPUS, see vm_add_vcpu()) in
+ * 32-bit flat protected mode with paging off, running a guest program of
+ * guest_code.S.
  *
- * Every vCPU may be run from its own host thread: the vcpu_*() calls touch
- * only their vCPU (and the timer of the calling thread); struct vthread is
- * such a thread.  struct race_cpu and struct reraiser (a device thread)
- * order threads on one CPU for the tests that make a race deterministic.
+ * Helpers named as upstream's come in pairs as upstream's do: __foo() (for
+ * vcpu_run, _vcpu_run()) prints a TAP diagnostic and returns the error, so
+ * a test decides what a failure means; foo() fails the test with "Bail
+ * out!" instead.  Every vCPU may be run from its own host thread: the
+ * vcpu_*() calls touch only their vCPU (and the timer of the calling
+ * thread).
  */
 #ifndef KVM_IRQBYPASS_KVM_UTIL_LITE_H
 #define KVM_IRQBYPASS_KVM_UTIL_LITE_H
@@ -46,7 +47,7 @@ struct lite_vcpu {
 	struct kvm_run *run;
 	size_t run_size;
 	struct guest_params *params;	/* this vCPU's block in guest RAM */
-	/* KVM_EXIT_IOAPIC_EOI exits seen by vcpu_run() (split irqchip). */
+	/* KVM_EXIT_IOAPIC_EOI exits seen by _vcpu_run() (split irqchip). */
 	unsigned int eoi_exits;
 	u32 last_eoi_vector;
 };
@@ -77,9 +78,13 @@ const char *irqchip_name(enum irqchip_mode mode);
 int kvm_open_or_bail(void);
 
 /* KVM_CHECK_EXTENSION on /dev/kvm: the value, or -1 with errno set. */
+int __kvm_check_cap(long cap);
+/* The same; a failed ioctl fails the test. */
 int kvm_check_cap(long cap);
 
 /* VM with irqchip and RAM, but no vCPU yet; NULL on failure. */
+struct lite_vm *__vm_create(enum irqchip_mode mode);
+/* The same; a failure fails the test. */
 struct lite_vm *vm_create(enum irqchip_mode mode);
 /* The same with a split irqchip that reserves @nr_pins IOAPIC pins. */
 struct lite_vm *vm_create_split(u32 nr_pins);
@@ -120,15 +125,19 @@ int vm_route_msi(struct lite_vm *vm, u32 gsi, u32 vector);
 int vm_set_route(struct lite_vm *vm, const struct kvm_irq_routing_entry *e);
 
 /* KVM_IRQFD; returns 0 or -errno. */
-int vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
-	     int resamplefd);
+int __vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags,
+	       int resamplefd);
+/* The same; an error fails the test. */
+void vm_irqfd(struct lite_vm *vm, int fd, u32 gsi, u32 flags, int resamplefd);
 
 /*
  * Run the vCPU until it writes one of the test ports, at most timeout_ms.
  * Returns 0 with *ex filled in, -ETIMEDOUT, or another -errno after
  * printing a diagnostic (guest exception, stray vector, odd exit).
  */
-int vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms);
+int _vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms);
+/* The same; anything but an exit on a test port fails the test. */
+void vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms);
 
 /* Run until the guest writes port; any other port is an error. */
 int vcpu_run_until(struct lite_vcpu *vcpu, u16 port, u32 *value,
@@ -150,7 +159,7 @@ static inline u32 vcpu_count(struct lite_vcpu *vcpu)
 static inline int guest_run(struct lite_vm *vm, struct guest_exit *ex,
 			    int timeout_ms)
 {
-	return vcpu_run(&vm->vcpu[0], ex, timeout_ms);
+	return _vcpu_run(&vm->vcpu[0], ex, timeout_ms);
 }
 
 static inline int guest_run_until(struct lite_vm *vm, u16 port, u32 *value,

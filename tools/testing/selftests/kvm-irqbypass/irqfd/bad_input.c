@@ -68,14 +68,14 @@ static bool expect(int ret, int want, int fds_before, const char *what)
 /* True if efd can be bound to gsi and unbound again: nothing stale. */
 static bool still_assignable(struct lite_vm *vm, int efd, u32 gsi)
 {
-	int ret = vm_irqfd(vm, efd, gsi, 0, 0);
+	int ret = __vm_irqfd(vm, efd, gsi, 0, 0);
 
 	if (ret) {
 		tap_diag("follow-up assign of the same eventfd: %s",
 			 errname(-ret));
 		return false;
 	}
-	ret = vm_irqfd(vm, efd, gsi, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, efd, gsi, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (ret)
 		tap_diag("follow-up deassign: %s", errname(-ret));
 	return !ret;
@@ -86,7 +86,7 @@ static bool expect_irqfd(struct lite_vm *vm, int fd, u32 gsi,
 			 int check_efd, const char *what)
 {
 	int fds = count_open_fds();
-	int ret = vm_irqfd(vm, fd, gsi, flags, resamplefd);
+	int ret = __vm_irqfd(vm, fd, gsi, flags, resamplefd);
 
 	if (check_efd >= 0 && !still_assignable(vm, check_efd, gsi)) {
 		tap_diag("%s: left state behind", what);
@@ -131,21 +131,21 @@ static void kvm_kernel_irqchip_cases(struct lite_vm *vm, int efd, int efd2)
 
 	/* One eventfd can feed only one irqfd, whatever the GSI. */
 	fds = count_open_fds();
-	ret = vm_irqfd(vm, efd2, gsi, 0, 0);
+	ret = __vm_irqfd(vm, efd2, gsi, 0, 0);
 	if (ret)
 		tap_diag("first assign: %s", errname(-ret));
-	ret = ret ? ret : vm_irqfd(vm, efd2, gsi + 1, 0, 0);
+	ret = ret ? ret : __vm_irqfd(vm, efd2, gsi + 1, 0, 0);
 	expect(ret, EBUSY, fds, "KVM_IRQFD same eventfd on a second GSI");
 	/* The first binding must have survived the refused second one. */
-	ret = vm_irqfd(vm, efd2, gsi, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, efd2, gsi, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	tap_result(!ret && still_assignable(vm, efd2, gsi),
 		   "first binding intact after EBUSY, deassigns cleanly");
 }
 
 static void kvm_other_irqchip_cases(int efd, int resamplefd)
 {
-	struct lite_vm *split = vm_create(IRQCHIP_SPLIT);
-	struct lite_vm *none = vm_create(IRQCHIP_NONE);
+	struct lite_vm *split = __vm_create(IRQCHIP_SPLIT);
+	struct lite_vm *none = __vm_create(IRQCHIP_NONE);
 	int fds, ret;
 
 	if (split) {
@@ -154,10 +154,10 @@ static void kvm_other_irqchip_cases(int efd, int resamplefd)
 			     "KVM_IRQFD_FLAG_RESAMPLE with split irqchip");
 		/* A plain irqfd is fine there: MSI routes are its use. */
 		fds = count_open_fds();
-		ret = vm_irqfd(split, efd, TEST_MSI_GSI, 0, 0);
+		ret = __vm_irqfd(split, efd, TEST_MSI_GSI, 0, 0);
 		if (!ret)
-			ret = vm_irqfd(split, efd, TEST_MSI_GSI,
-				       KVM_IRQFD_FLAG_DEASSIGN, 0);
+			ret = __vm_irqfd(split, efd, TEST_MSI_GSI,
+					 KVM_IRQFD_FLAG_DEASSIGN, 0);
 		expect(ret, 0, fds, "KVM_IRQFD without resample on split irqchip");
 	} else {
 		tap_result(false, "split irqchip VM could not be created");
@@ -186,7 +186,7 @@ static void kvm_delivery_after_errors(struct lite_vm *vm, int efd,
 	int i;
 
 	ok = !vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR) &&
-	     !vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) &&
+	     !__vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
 	for (i = 1; ok && i <= DELIVERY_CHECKS; i++) {
 		ok = !eventfd_raise(efd);
@@ -304,7 +304,7 @@ int main(void)
 		tap_bail("setting up descriptors: %s", strerror(errno));
 	fds_start = count_open_fds();
 
-	vm = vm_create(IRQCHIP_KERNEL);
+	vm = __vm_create(IRQCHIP_KERNEL);
 	if (!vm || vm_start_guest(vm, &params))
 		tap_bail("could not create the in-kernel irqchip VM");
 	kvm_kernel_irqchip_cases(vm, efd, efd2);

@@ -44,7 +44,7 @@ static void test_mode(enum irqchip_mode mode, int iters, int timeout)
 	bool ok;
 	int i, ret;
 
-	vm = vm_create(mode);
+	vm = __vm_create(mode);
 	ok = vm && !vm_start_guest(vm, &params) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
 	reported++;
@@ -54,7 +54,7 @@ static void test_mode(enum irqchip_mode mode, int iters, int timeout)
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ok = efd >= 0 && !vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR);
 	if (ok) {
-		ret = vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0);
+		ret = __vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0);
 		if (ret)
 			tap_diag("KVM_IRQFD: %s", strerror(-ret));
 		ok = !ret;
@@ -102,7 +102,7 @@ static void test_mode(enum irqchip_mode mode, int iters, int timeout)
 		   QUIET_MS);
 
 	/* After deassign the eventfd is just an eventfd again. */
-	ret = vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (ret)
 		tap_diag("KVM_IRQFD deassign: %s", strerror(-ret));
 	ok = !ret && !eventfd_raise(efd) && guest_run_quiet(vm, QUIET_MS) == 0 &&

@@ -102,7 +102,7 @@ int main(void)
 	tap_diag("iterations=%d timeout=%d ms gsi=%d vector=0x%x", iters,
 		 timeout, TEST_GSI, TEST_LEVEL_VECTOR);
 
-	vm = vm_create(IRQCHIP_KERNEL);
+	vm = __vm_create(IRQCHIP_KERNEL);
 	ok = vm && !vm_start_guest(vm, &params) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
 	if (!tap_result(ok, "guest programmed IOAPIC pin %d level-triggered and is ready",
@@ -112,7 +112,7 @@ int main(void)
 	trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = trigger < 0 || resample < 0 ? -errno :
-	      vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
+	      __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
 	if (ret)
 		tap_diag("KVM_IRQFD(RESAMPLE): %s", strerror(-ret));
 	if (!tap_result(!ret, "KVM_IRQFD with KVM_IRQFD_FLAG_RESAMPLE on GSI %d",
@@ -147,7 +147,7 @@ int main(void)
 		   "no re-delivery and no resample in a %d ms quiet window",
 		   QUIET_MS);
 
-	ret = vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (ret)
 		tap_diag("KVM_IRQFD deassign: %s", strerror(-ret));
 	ok = !ret && !eventfd_raise(trigger) &&

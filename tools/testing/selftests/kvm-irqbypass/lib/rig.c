@@ -22,7 +22,7 @@
 
 int rig_irqfd(struct msi_rig *r, bool assign)
 {
-	int ret = vm_irqfd(r->vm, r->efd, TEST_MSI_GSI,
+	int ret = __vm_irqfd(r->vm, r->efd, TEST_MSI_GSI,
 			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	if (!ret)

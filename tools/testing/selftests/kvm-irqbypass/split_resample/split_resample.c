@@ -141,7 +141,7 @@ static int resample_irqfd(struct lite_vm *vm, u32 gsi, int *trigger,
 	*resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (*trigger < 0 || *resample < 0)
 		return -errno;
-	ret = vm_irqfd(vm, *trigger, gsi, KVM_IRQFD_FLAG_RESAMPLE, *resample);
+	ret = __vm_irqfd(vm, *trigger, gsi, KVM_IRQFD_FLAG_RESAMPLE, *resample);
 	if (ret)
 		tap_diag("KVM_IRQFD(gsi %u, RESAMPLE): %s", gsi, strerror(-ret));
 	return ret;
@@ -453,7 +453,7 @@ static void test_deassign(int timeout)
 		ret = eventfd_raise(trigger) ?:
 		      guest_run_until(vm, GUEST_PORT_PRE_EOI, NULL, timeout);
 	if (!ret)
-		dret = vm_irqfd(vm, trigger, GSI_A, KVM_IRQFD_FLAG_DEASSIGN, 0);
+		dret = __vm_irqfd(vm, trigger, GSI_A, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	sig = take(resample);
 	if (!ret)
 		ret = guest_run_until(vm, GUEST_PORT_POST_EOI, NULL, timeout);
@@ -766,7 +766,7 @@ int main(void)
 	int r;
 
 	tap_plan(NR_TESTS);
-	r = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
+	r = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	if (r <= 0) {
 		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
 		return tap_finish();

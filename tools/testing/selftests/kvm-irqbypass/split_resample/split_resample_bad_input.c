@@ -64,7 +64,7 @@ int main(void)
 	int efd, rfd, devnull, closed, fds, r;
 
 	tap_plan(NR_TESTS);
-	r = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
+	r = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	if (r <= 0) {
 		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
 		return tap_finish();
@@ -73,10 +73,10 @@ int main(void)
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	none = vm_create(IRQCHIP_NONE);
-	kernel = vm_create(IRQCHIP_KERNEL);
-	split = vm_create(IRQCHIP_SPLIT);
-	nocap = vm_create(IRQCHIP_SPLIT);
+	none = __vm_create(IRQCHIP_NONE);
+	kernel = __vm_create(IRQCHIP_KERNEL);
+	split = __vm_create(IRQCHIP_SPLIT);
+	nocap = __vm_create(IRQCHIP_SPLIT);
 	if (efd < 0 || rfd < 0 || devnull < 0 || !none || !kernel || !split ||
 	    !nocap)
 		tap_bail("setup failed");
@@ -98,28 +98,28 @@ int main(void)
 
 	if (route_msi_level(split, 5) || route_msi_level(nocap, 5))
 		tap_bail("KVM_SET_GSI_ROUTING failed");
-	expect(vm_irqfd(split, efd, SPLIT_IRQCHIP_PINS, KVM_IRQFD_FLAG_RESAMPLE,
-			rfd), EINVAL, fds,
+	expect(__vm_irqfd(split, efd, SPLIT_IRQCHIP_PINS, KVM_IRQFD_FLAG_RESAMPLE,
+			  rfd), EINVAL, fds,
 	       "resample on an MSI-routed GSI >= the reserved pins");
-	expect(vm_irqfd(split, efd, 3, KVM_IRQFD_FLAG_RESAMPLE, rfd), EINVAL,
+	expect(__vm_irqfd(split, efd, 3, KVM_IRQFD_FLAG_RESAMPLE, rfd), EINVAL,
 	       fds, "resample on a pin GSI with no route");
-	expect(vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, devnull), EINVAL,
+	expect(__vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, devnull), EINVAL,
 	       fds, "resamplefd is /dev/null");
 	/* A number that was just closed and is not reused before the call. */
 	closed = dup(efd);
 	close(closed);
-	expect(vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, closed), EBADF,
+	expect(__vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, closed), EBADF,
 	       fds, "resamplefd not open");
-	expect(vm_irqfd(nocap, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, rfd), EINVAL,
+	expect(__vm_irqfd(nocap, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, rfd), EINVAL,
 	       fds, "resample on split irqchip without the capability");
 	/* The valid call still works and undoes cleanly. */
-	expect(vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, rfd), 0, fds,
+	expect(__vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_RESAMPLE, rfd), 0, fds,
 	       "resample on an MSI-routed pin GSI with the capability");
-	expect(vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_DEASSIGN, 0), 0, fds,
+	expect(__vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_DEASSIGN, 0), 0, fds,
 	       "deassign it");
-	expect(vm_irqfd(split, efd, 5, 0, 0), 0, fds,
+	expect(__vm_irqfd(split, efd, 5, 0, 0), 0, fds,
 	       "plain irqfd on the same GSI afterwards");
-	vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	__vm_irqfd(split, efd, 5, KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	vm_destroy(none);
 	vm_destroy(kernel);

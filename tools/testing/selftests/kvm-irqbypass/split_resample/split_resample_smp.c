@@ -101,7 +101,7 @@ static int smp_setup(struct smp_vm *s, const struct route *r, int n,
 	int ret, i;
 
 	memset(s, 0, sizeof(*s));
-	s->vm = vm_create(IRQCHIP_SPLIT);
+	s->vm = __vm_create(IRQCHIP_SPLIT);
 	if (!s->vm)
 		return -ENOMEM;
 	if (ioctl(s->vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
@@ -143,7 +143,7 @@ static int resample_irqfd(struct lite_vm *vm, u32 gsi, int *trigger,
 	*resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (*trigger < 0 || *resample < 0)
 		return -errno;
-	ret = vm_irqfd(vm, *trigger, gsi, KVM_IRQFD_FLAG_RESAMPLE, *resample);
+	ret = __vm_irqfd(vm, *trigger, gsi, KVM_IRQFD_FLAG_RESAMPLE, *resample);
 	if (ret)
 		tap_diag("KVM_IRQFD(gsi %u, RESAMPLE): %s", gsi, strerror(-ret));
 	return ret;
@@ -702,7 +702,7 @@ int main(void)
 	int r;
 
 	tap_plan(NR_TESTS);
-	r = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
+	r = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	if (r <= 0) {
 		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
 		return tap_finish();

@@ -98,7 +98,7 @@ static int vm_make(struct fuzz *f, int i)
 	struct guest_params params = { .vector = TEST_MSI_VECTOR };
 
 	vm_destroy(f->vm[i]);
-	f->vm[i] = vm_create(vm_mode[i]);
+	f->vm[i] = __vm_create(vm_mode[i]);
 	if (!f->vm[i] || vm_start_guest(f->vm[i], &params))
 		return -EIO;
 	return 0;
@@ -113,7 +113,7 @@ static int op_irqfd(struct fuzz *f, struct lite_vm *vm)
 	u32 fl = flags[prng_below(&f->p, ARRAY_SIZE(flags))];
 	int fd = pick_fd(f), rfd = pick_fd(f);
 
-	return vm_irqfd(vm, fd, pick_gsi(&f->p), fl, rfd);
+	return __vm_irqfd(vm, fd, pick_gsi(&f->p), fl, rfd);
 }
 
 static int op_routing(struct fuzz *f, struct lite_vm *vm)
@@ -363,7 +363,7 @@ int main(void)
 	trace_ops = env_long("KVM_IRQBYPASS_FUZZ_TRACE", 0, 0) > 0;
 	total = replay && *replay ? 1 : (long)ARRAY_SIZE(fixed_seeds) + nseeds;
 	tap_plan(total + 2);
-	cap = kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
+	cap = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
 	ret = edu_open(&edu);
 	if (ret == -ENODEV) {
 		tap_skip_rest("no edu device (1234:11e8) on this machine");

@@ -184,10 +184,10 @@ static int one_vm(struct edu_dev *edu, bool run, bool keep,
 	struct lite_vm *vm;
 	int ret = -EIO;
 
-	vm = vm_create(IRQCHIP_KERNEL);
+	vm = __vm_create(IRQCHIP_KERNEL);
 	if (!vm || sink.efd < 0 ||
 	    vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR) ||
-	    vm_irqfd(vm, sink.efd, TEST_MSI_GSI, 0, 0) ||
+	    __vm_irqfd(vm, sink.efd, TEST_MSI_GSI, 0, 0) ||
 	    edu_msi_trigger(edu, sink.efd))
 		goto out;
 	ret = 0;

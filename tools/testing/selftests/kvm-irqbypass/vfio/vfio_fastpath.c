@@ -82,7 +82,7 @@ static int vm_setup(struct fp_test *t)
 		.target = ~0u,
 	};
 
-	t->vm = vm_create(IRQCHIP_KERNEL);
+	t->vm = __vm_create(IRQCHIP_KERNEL);
 	if (!t->vm || vm_start_guest(t->vm, &params) ||
 	    guest_run_until(t->vm, GUEST_PORT_READY, NULL, t->timeout))
 		return -EIO;
@@ -206,7 +206,7 @@ static int set_trigger(struct fp_test *t, int fd)
 
 static int irqfd_assign(struct fp_test *t, bool assign)
 {
-	int ret = vm_irqfd(t->vm, t->efd, TEST_MSI_GSI,
+	int ret = __vm_irqfd(t->vm, t->efd, TEST_MSI_GSI,
 			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	if (!ret)

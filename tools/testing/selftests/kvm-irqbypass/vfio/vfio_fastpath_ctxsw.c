@@ -115,12 +115,12 @@ int main(void)
 		fclose(f);
 	}
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	vm = vm_create(IRQCHIP_KERNEL);
+	vm = __vm_create(IRQCHIP_KERNEL);
 	ok = !ret && !edu_check_alive(&edu) && !edu_enable_bus_master(&edu) &&
 	     efd >= 0 && vm && !vm_start_guest(vm, &params) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout) &&
 	     !vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR) &&
-	     !vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) &&
+	     !__vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) &&
 	     !vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 			    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &efd);
 	irq = ok ? proc_interrupts_irq("vfio-msi[0]", edu.bdf) : -1;
@@ -174,7 +174,7 @@ out:
 	vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
 		      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	if (vm && efd >= 0)
-		vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+		__vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (efd >= 0)
 		close(efd);
 	vm_destroy(vm);

@@ -116,7 +116,7 @@ int main(void)
 	if (!tap_result(ok, "edu opened through vfio-pci, BAR0 mapped and alive"))
 		goto out;
 
-	vm = vm_create(TEST_IRQCHIP);
+	vm = __vm_create(TEST_IRQCHIP);
 	ok = vm && !setup_split(vm) && !vm_add_memory(vm, EDU_BAR0_GPA, edu.bar0,
 				  edu.bar0_size) &&
 	     !vm_start_guest(vm, &params) &&
@@ -128,7 +128,7 @@ int main(void)
 	trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = trigger < 0 || resample < 0 ? -errno :
-	      vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
+	      __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
 	if (ret)
 		tap_diag("KVM_IRQFD(RESAMPLE): %s", strerror(-ret));
 	irqfd = !ret;
@@ -209,7 +209,7 @@ int main(void)
 			 strerror(-ret));
 	intx = false;
 	ok = !ret;
-	ret = vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (ret)
 		tap_diag("KVM_IRQFD deassign: %s", strerror(-ret));
 	irqfd = false;
@@ -220,7 +220,7 @@ out:
 		vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	if (irqfd)
-		vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+		__vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (trigger >= 0)
 		close(trigger);
 	if (resample >= 0)

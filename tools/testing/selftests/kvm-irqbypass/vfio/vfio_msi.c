@@ -57,7 +57,7 @@ int main(void)
 	ret = vfio_irq_count(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX);
 	tap_diag("MSI vectors: %d", ret);
 
-	vm = vm_create(IRQCHIP_KERNEL);
+	vm = __vm_create(IRQCHIP_KERNEL);
 	ok = vm && !vm_start_guest(vm, &params) &&
 	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
 	if (!tap_result(ok, "guest set up and ready"))
@@ -66,7 +66,7 @@ int main(void)
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ok = efd >= 0 && !vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR);
 	if (ok) {
-		ret = vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0);
+		ret = __vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0);
 		if (ret)
 			tap_diag("KVM_IRQFD: %s", strerror(-ret));
 		irqfd = !ret;
@@ -124,7 +124,7 @@ int main(void)
 	if (ret)
 		tap_diag("VFIO_DEVICE_SET_IRQS(MSI, count 0): %s", strerror(-ret));
 	ok = !ret;
-	ret = vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	ret = __vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (ret)
 		tap_diag("KVM_IRQFD deassign: %s", strerror(-ret));
 	irqfd = false;
@@ -132,7 +132,7 @@ int main(void)
 
 out:
 	if (irqfd)
-		vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+		__vm_irqfd(vm, efd, TEST_MSI_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (efd >= 0)
 		close(efd);
 	vm_destroy(vm);

@@ -115,7 +115,7 @@ static int vm_up(struct shared_test *t, int i)
 	};
 	struct side *v = &t->vm[i];
 
-	v->vm = vm_create(IRQCHIP_KERNEL);
+	v->vm = __vm_create(IRQCHIP_KERNEL);
 	if (!v->vm || vm_start_guest(v->vm, &params) ||
 	    guest_run_until(v->vm, GUEST_PORT_READY, NULL, t->timeout) ||
 	    vm_route_msi(v->vm, v->gsi, TEST_MSI_VECTOR))
@@ -140,7 +140,7 @@ static void vm_down(struct shared_test *t, int i)
 static int irqfd_assign(struct shared_test *t, int i, bool assign)
 {
 	struct side *v = &t->vm[i];
-	int ret = vm_irqfd(v->vm, t->efd, v->gsi,
+	int ret = __vm_irqfd(v->vm, t->efd, v->gsi,
 			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	if (ret)
@@ -299,10 +299,10 @@ int main(void)
 		if (i)
 			continue;
 		/* The same VM may not have two irqfds on one eventfd. */
-		ret = vm_irqfd(t.vm[0].vm, t.efd, t.vm[0].gsi + 2, 0, 0);
+		ret = __vm_irqfd(t.vm[0].vm, t.efd, t.vm[0].gsi + 2, 0, 0);
 		if (!ret)
-			vm_irqfd(t.vm[0].vm, t.efd, t.vm[0].gsi + 2,
-				 KVM_IRQFD_FLAG_DEASSIGN, 0);
+			__vm_irqfd(t.vm[0].vm, t.efd, t.vm[0].gsi + 2,
+				   KVM_IRQFD_FLAG_DEASSIGN, 0);
 		tap_result(ret == -EBUSY,
 			   "a second irqfd on E in VM A is refused with EBUSY (got %s)",
 			   ret ? strerror(-ret) : "success");
