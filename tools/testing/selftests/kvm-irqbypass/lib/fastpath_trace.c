@@ -2,15 +2,9 @@
 /*
  * The kit's fast-path parameters and tracepoints; see fastpath_trace.h.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "fastpath_trace.h"

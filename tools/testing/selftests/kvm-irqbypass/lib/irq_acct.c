@@ -3,14 +3,8 @@
  * Delivery accounting of one-at-a-time edu MSIs; see irq_acct.h.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "fastpath_trace.h"

@@ -2,15 +2,9 @@
 /*
  * A seeded PRNG and the campaign's seed; see prng.h.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "prng.h"

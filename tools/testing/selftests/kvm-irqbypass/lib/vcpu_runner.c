@@ -3,15 +3,8 @@
  * A vCPU kept running on its own thread; see vcpu_runner.h.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "tap.h"
 #include "vcpu_runner.h"
