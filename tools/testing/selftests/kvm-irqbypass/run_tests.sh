@@ -16,12 +16,14 @@ DIR=$(dirname "$(readlink -f "$0")")
 # The lists are the Makefile's, written next to this script at build time.
 LIST=$DIR/run_tests.list
 TESTS=() CAMPAIGN=()
-while read -r kind name; do
-	case $kind in
-	default) TESTS+=("$name") ;;
-	campaign) CAMPAIGN+=("$name") ;;
-	esac
-done < <(cat "$LIST" 2>/dev/null)
+if [ -r "$LIST" ]; then
+	while read -r kind name; do
+		case $kind in
+		default) TESTS+=("$name") ;;
+		campaign) CAMPAIGN+=("$name") ;;
+		esac
+	done < "$LIST"
+fi
 LIMIT=${KVM_IRQBYPASS_TEST_TIMEOUT:-1200}
 
 case "${1:-}" in
