@@ -21,6 +21,7 @@
 
 #include "irqlat.h"
 #include "kvm_util_lite.h"
+#include "proc_util.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
@@ -90,41 +91,6 @@ const char *chip_name(enum irqlat_chip chip)
 static double ts_diff(const struct timespec *a, const struct timespec *b)
 {
 	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-/* /proc/stat "ctxt": context switches on all CPUs since boot. */
-static long long proc_stat_ctxt(void)
-{
-	long long v = -1;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "ctxt %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-/* This thread's voluntary + involuntary context switches. */
-static long long thread_ctxsw(void)
-{
-	long long v, sum = 0;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/thread-self/status", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
-			sum += v;
-	fclose(f);
-	return sum;
 }
 
 /*
@@ -311,9 +277,9 @@ static int irqfd(struct run_ctx *c, bool resample)
 {
 	int ret;
 
-	ret = vm_irqfd(c->vm, c->trigger, c->gsi,
-		       resample ? KVM_IRQFD_FLAG_RESAMPLE : 0,
-		       resample ? c->resample : 0);
+	ret = __vm_irqfd(c->vm, c->trigger, c->gsi,
+			 resample ? KVM_IRQFD_FLAG_RESAMPLE : 0,
+			 resample ? c->resample : 0);
 	if (ret) {
 		tap_diag("KVM_IRQFD(gsi %u%s): %s", c->gsi,
 			 resample ? ", resample" : "", strerror(-ret));
@@ -413,8 +379,8 @@ static void unwire(struct run_ctx *c)
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	c->vfio_on = false;
 	if (c->irqfd)
-		vm_irqfd(c->vm, c->trigger, c->gsi, KVM_IRQFD_FLAG_DEASSIGN,
-			 0);
+		__vm_irqfd(c->vm, c->trigger, c->gsi, KVM_IRQFD_FLAG_DEASSIGN,
+			   0);
 	c->irqfd = false;
 }
 
@@ -629,9 +595,10 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	c->io_inject_err = 0;
 	c->unmask = UNMASK_NONE;
 	c->stats_fd = -1;
-	c->vm = vm_create(mode);
+	c->vm = __vm_create(mode);
 	if (!c->vm)
 		return -EIO;
+	vm_set_guest(c->vm, irqlat_entry, irqlat_isr);
 	ret = vm_add_memory(c->vm, EDU_BAR0_GPA, c->edu->bar0,
 			    c->edu->bar0_size);
 	if (!ret)

@@ -308,7 +308,7 @@ static void close_fds(int *fd, unsigned int n)
 
 static struct lite_vm *new_vm(void)
 {
-	struct lite_vm *vm = vm_create(IRQCHIP_KERNEL);
+	struct lite_vm *vm = __vm_create(IRQCHIP_KERNEL);
 
 	if (!vm)
 		fail("creating a VM failed (run with -v for the cause)");
@@ -339,7 +339,7 @@ static void set_routes(struct lite_vm *vm, unsigned int n)
 
 static void irqfd(struct lite_vm *vm, int fd, unsigned int i, bool assign)
 {
-	int ret = vm_irqfd(vm, fd, FIRST_GSI + i,
+	int ret = __vm_irqfd(vm, fd, FIRST_GSI + i,
 			   assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN, 0);
 
 	if (ret)
@@ -463,6 +463,7 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 	for (;;) {
 		t_op = now_ns();
 		vm = new_vm();
+		vm_set_guest(vm, irqlat_entry, irqlat_isr);
 		if (vm_start_guest(vm, &params))
 			fail("creating the vCPU failed (run with -v)");
 		set_routes(vm, n);

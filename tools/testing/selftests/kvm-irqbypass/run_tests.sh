@@ -4,7 +4,7 @@
 # Run the kvm-irqbypass selftests and pass their TAP through, one header
 # line per binary.  Exits non-zero if any binary failed (or did not run).
 #
-# Arguments: the tests to run (default: all of them, in this order);
+# Arguments: the tests to run (default: TEST_GEN_PROGS of the Makefile);
 #            --campaign: the reliability campaign instead
 #            (Documentation/reliability.rst), --all: both.
 # Environment: KVM_IRQBYPASS_ITERS (interrupts per test, default 500),
@@ -13,13 +13,17 @@
 #              EDU_BDF (PCI address of the edu device, default: scan).
 
 DIR=$(dirname "$(readlink -f "$0")")
-TESTS=(irqfd_msi irqfd_resample vfio_msi vfio_intx bad_input
-       split_resample split_resample_smp split_resample_bad_input
-       vfio_intx_split
-       vfio_fastpath vfio_fastpath_ctxsw vfio_shared_eventfd)
-# Not in the default list: minutes, not seconds (make campaign, check-debug).
-CAMPAIGN=(stress_irqfd_churn stress_routing stress_teardown stress_vm_lifecycle
-	  stress_rt fuzz_ioctls rmmod_order.sh)
+# The lists are the Makefile's, written next to this script at build time.
+LIST=$DIR/run_tests.list
+TESTS=() CAMPAIGN=()
+if [ -r "$LIST" ]; then
+	while read -r kind name; do
+		case $kind in
+		default) TESTS+=("$name") ;;
+		campaign) CAMPAIGN+=("$name") ;;
+		esac
+	done < "$LIST"
+fi
 LIMIT=${KVM_IRQBYPASS_TEST_TIMEOUT:-1200}
 
 case "${1:-}" in
@@ -27,6 +31,10 @@ case "${1:-}" in
 --all) TESTS+=("${CAMPAIGN[@]}") ;;
 ?*) TESTS=("$@") ;;
 esac
+if [ ${#TESTS[@]} -eq 0 ]; then
+	echo "Bail out! $LIST: not built (make -C $DIR)"
+	exit 1
+fi
 
 passed=0
 failed=0

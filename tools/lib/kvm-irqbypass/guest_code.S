@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * 32-bit flat protected-mode guests: the tests' (guest_entry, guest_isr)
+ * and the benchmark's (irqlat_entry, irqlat_isr), which share the stray
+ * interrupt and exception handlers.  Assembled into the 64-bit binary
+ * (.code32 in a data section) and copied to GUEST_CODE_GPA, so it must not
+ * contain relocations: branches are relative and all data lives at the
+ * constant addresses of guest_abi.h.  The host loads GDT, IDT and segment
+ * state before the first KVM_RUN, and points %ebp at this vCPU's struct
+ * guest_params and %esp at its own stack; nothing here writes %ebp, so the
+ * test ISR finds the same block.
+ */
+#include "guest_abi.h"
+
+	.section .rodata.kvm_irqbypass_guest, "a"
+	.code32
+	.balign 16
+	.globl guest_code_start
+guest_code_start:
+
+	.globl guest_entry
+guest_entry:
+	/* Software-enable the LAPIC; 0xff doubles as the spurious vector. */
+	movl	$0x1ff, LAPIC_BASE + LAPIC_SVR
+	/*
+	 * KVM resets the BSP's LINT0 to ExtINT (virtual wire).  Mask it so an
+	 * IOAPIC GSI below 16, which KVM's default routing also feeds to the
+	 * never-initialised PIC, cannot arrive a second time as ExtINT.
+	 */
+	movl	$LAPIC_LVT_MASKED, LAPIC_BASE + LAPIC_LVT0
+	movl	$0, LAPIC_BASE + LAPIC_TPR
+
+	testl	$GUEST_F_IOAPIC, GPARAM_FLAGS(%ebp)
+	jz	1f
+	/* Redirection entry: high dword first (destination APIC ID 0)... */
+	movl	GPARAM_IOAPIC_PIN(%ebp), %ecx
+	leal	IOAPIC_REDTBL + 1(,%ecx,2), %eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	$0, IOAPIC_BASE + IOAPIC_IOWIN
+	/* ...then the low dword, which unmasks it: fixed, physical, high. */
+	decl	%eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	GPARAM_VECTOR(%ebp), %eax
+	testl	$GUEST_F_LEVEL, GPARAM_FLAGS(%ebp)
+	jz	2f
+	orl	$IOAPIC_LEVEL, %eax
+2:	movl	%eax, IOAPIC_BASE + IOAPIC_IOWIN
+1:
+	/* Tell the host we are ready, so it never raises into a half-set-up guest. */
+	movl	$GUEST_PORT_READY, %edx
+	xorl	%eax, %eax
+	outl	%eax, %dx
+	sti
+3:	hlt
+	jmp	3b
+
+/*
+ * Test ISR: count, optionally ack the device, optionally exit to the host
+ * before and after the EOI, and report done when the target is reached.
+ */
+	.balign 16
+	.globl guest_isr
+guest_isr:
+	pushl	%eax
+	pushl	%edx
+	incl	GPARAM_COUNT(%ebp)
+	movl	GPARAM_ACK_ADDR(%ebp), %edx
+	testl	%edx, %edx
+	jz	1f
+	movl	GPARAM_ACK_VALUE(%ebp), %eax
+	movl	%eax, (%edx)
+1:	movl	GPARAM_PRE_EOI_PORT(%ebp), %edx
+	testl	%edx, %edx
+	jz	2f
+	movl	GPARAM_COUNT(%ebp), %eax
+	outl	%eax, %dx
+2:	movl	$0, LAPIC_BASE + LAPIC_EOI
+	movl	GPARAM_POST_EOI_PORT(%ebp), %edx
+	testl	%edx, %edx
+	jz	3f
+	movl	GPARAM_COUNT(%ebp), %eax
+	outl	%eax, %dx
+3:	movl	GPARAM_COUNT(%ebp), %eax
+	cmpl	GPARAM_TARGET(%ebp), %eax
+	jne	4f
+	movl	$GUEST_PORT_DONE, %edx
+	outl	%eax, %dx
+4:	popl	%edx
+	popl	%eax
+	iret
+
+/*
+ * The benchmark guest (irqlat): raise one device interrupt, wait for it,
+ * repeat; its data sits at the constant addresses IL_* of guest_abi.h.
+ *
+ * Per iteration: mark a raise outstanding, read the TSC, write the raise
+ * register (edu BAR0 0x60, mapped into guest memory), then HLT until the
+ * ISR has cleared the mark.  The ISR reads the TSC first, stores the
+ * delta, acks the device, EOIs.  In the control run the write goes to a
+ * register that raises nothing and INT runs the same ISR instead.
+ */
+	.balign 16
+	.globl irqlat_entry
+irqlat_entry:
+	/* LAPIC on, spurious vector 0xff; LINT0 (ExtINT) masked; TPR 0. */
+	movl	$0x1ff, LAPIC_BASE + LAPIC_SVR
+	movl	$LAPIC_LVT_MASKED, LAPIC_BASE + LAPIC_LVT0
+	movl	$0, LAPIC_BASE + LAPIC_TPR
+
+	testl	$IRQLAT_F_IOAPIC, IL_FLAGS
+	jz	1f
+	/* Redirection entry: destination APIC ID 0 (high dword) first... */
+	movl	IL_PIN, %ecx
+	leal	IOAPIC_REDTBL + 1(,%ecx,2), %eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	$0, IOAPIC_BASE + IOAPIC_IOWIN
+	/* ...then the low dword, unmasked: fixed, physical, active high. */
+	decl	%eax
+	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
+	movl	$IRQLAT_VECTOR, %eax
+	testl	$IRQLAT_F_LEVEL, IL_FLAGS
+	jz	2f
+	orl	$IOAPIC_LEVEL, %eax
+2:	movl	%eax, IOAPIC_BASE + IOAPIC_IOWIN
+1:
+	movl	$GUEST_PORT_READY, %edx
+	xorl	%eax, %eax
+	outl	%eax, %dx
+	sti
+
+.Lirqlat_next:
+	movl	IL_RAISED, %eax
+	cmpl	IL_TARGET, %eax
+	jae	.Lirqlat_done
+	incl	IL_RAISED
+	movl	$1, IL_PENDING
+	movl	IL_RAISE_ADDR, %ecx
+	movl	IL_RAISE_VALUE, %ebx
+	rdtsc
+	movl	%eax, IL_T0
+	movl	%ebx, (%ecx)
+	testl	$IRQLAT_F_CONTROL, IL_FLAGS
+	jz	.Lirqlat_wait
+	int	$IRQLAT_VECTOR
+	/* Sleep until the ISR has run; STI's shadow covers the HLT. */
+.Lirqlat_wait:
+	cli
+	cmpl	$0, IL_PENDING
+	je	1f
+	sti
+	hlt
+	jmp	.Lirqlat_wait
+1:	sti
+	jmp	.Lirqlat_next
+
+.Lirqlat_done:
+	movl	IL_DELIVERED, %eax
+	movl	$GUEST_PORT_DONE, %edx
+	outl	%eax, %dx
+	/* Idle with interrupts on: a late extra one is still counted. */
+1:	hlt
+	jmp	1b
+
+/*
+ * The measured ISR.  The TSC read comes first; everything after it is
+ * bookkeeping outside the measured path.
+ */
+	.balign 16
+	.globl irqlat_isr
+irqlat_isr:
+	pushl	%eax
+	pushl	%ecx
+	pushl	%edx
+	rdtsc
+	subl	IL_T0, %eax
+	cmpl	$0, IL_PENDING
+	je	1f
+	movl	IL_DELIVERED, %ecx
+	movl	%eax, IRQLAT_SAMPLES_GPA(,%ecx,4)
+	incl	IL_DELIVERED
+	movl	$0, IL_PENDING
+	jmp	2f
+1:	incl	IL_DOUBLED
+2:	movl	IL_ACK_ADDR, %edx
+	testl	%edx, %edx
+	jz	3f
+	movl	IL_ACK_VALUE, %eax
+	movl	%eax, (%edx)
+3:	movl	$0, LAPIC_BASE + LAPIC_EOI
+	popl	%edx
+	popl	%ecx
+	popl	%eax
+	iret
+
+/*
+ * Any other vector from 32 up: find the in-service vector in the LAPIC ISR
+ * registers (highest set bit wins) and report it; 0 means spurious.
+ */
+	.balign 16
+	.globl guest_unexpected_irq
+guest_unexpected_irq:
+	pushl	%eax
+	pushl	%ecx
+	pushl	%edx
+	movl	$7, %ecx
+1:	movl	%ecx, %edx
+	shll	$4, %edx
+	movl	LAPIC_BASE + LAPIC_ISR(%edx), %eax
+	testl	%eax, %eax
+	jnz	2f
+	decl	%ecx
+	jns	1b
+	xorl	%eax, %eax
+	jmp	3f
+2:	bsrl	%eax, %eax
+	shll	$5, %ecx
+	addl	%ecx, %eax
+3:	movl	$GUEST_PORT_UNEXPECTED, %edx
+	outl	%eax, %dx
+	movl	$0, LAPIC_BASE + LAPIC_EOI
+	popl	%edx
+	popl	%ecx
+	popl	%eax
+	iret
+
+/*
+ * Exceptions 0-31: one 8-byte stub per vector pushes its number, so the
+ * host can report which one fired; the guest then stops for good.
+ */
+	.balign GUEST_FAULT_STUB_SIZE
+	.globl guest_fault_stubs
+guest_fault_stubs:
+	.set	.Lfault_vec, 0
+	.rept	32
+	.balign	GUEST_FAULT_STUB_SIZE
+	pushl	$.Lfault_vec
+	jmp	guest_fault_common
+	.set	.Lfault_vec, .Lfault_vec + 1
+	.endr
+
+guest_fault_common:
+	movl	(%esp), %eax
+	movl	$GUEST_PORT_FAULT, %edx
+	outl	%eax, %dx
+	cli
+1:	hlt
+	jmp	1b
+
+	.globl guest_code_end
+guest_code_end:
+
+	.section .note.GNU-stack, "", @progbits

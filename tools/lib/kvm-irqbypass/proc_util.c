@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Whole-file access to procfs, sysfs and tracefs, and the scheduler's
+ * context-switch counters; see proc_util.h.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc_util.h"
+
+bool read_text_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+bool write_text_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok;
+}
+
+long long proc_stat_ctxt(void)
+{
+	long long v = -1;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+long long thread_ctxsw(void)
+{
+	long long v, sum = 0;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/thread-self/status", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
+			sum += v;
+	fclose(f);
+	return sum;
+}

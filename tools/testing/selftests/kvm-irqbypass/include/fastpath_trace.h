@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef KVM_IRQBYPASS_FASTPATH_TRACE_H
+#define KVM_IRQBYPASS_FASTPATH_TRACE_H
+
+#include <stdbool.h>
+
+/* Kit fast path on: both parameters Y and the tracepoints exist. */
+bool fastpath_enabled(void);
+bool fastpath_trace_start(void);
+void fastpath_trace_stop(void);
+/* This irq's (irq < 0: any irq's) hit and miss events since the start. */
+void fastpath_trace_count(int irq, long long *hits, long long *misses);
+
+#endif /* KVM_IRQBYPASS_FASTPATH_TRACE_H */

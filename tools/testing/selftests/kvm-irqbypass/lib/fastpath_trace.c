@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The kit's fast-path parameters and tracepoints; see fastpath_trace.h.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fastpath_trace.h"
+#include "proc_util.h"
+#include "tap.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+
+bool fastpath_enabled(void)
+{
+	char buf[16];
+
+	if (!read_text_file("/sys/module/vfio_pci_core/parameters/fastpath",
+			    buf, sizeof(buf)) || buf[0] != 'Y')
+		return false;
+	if (!read_text_file("/sys/module/kvm/parameters/irqfd_fastpath", buf,
+			    sizeof(buf)) || buf[0] != 'Y')
+		return false;
+	return access(TRACEFS "/events/vfio_fastpath/enable", W_OK) == 0;
+}
+
+/*
+ * Enabling a trace event patches kernel text (the tracepoint's static key,
+ * and sched_wakeup's for comm recording).  Under multi-threaded TCG another
+ * vCPU can run the stale text meanwhile and die on the patching int3
+ * ("Oops: int3" in trace_sched_wakeup, seen on the debug kernel), so the
+ * testbed enables the events once before the tests (guest-setup.sh); then
+ * only the buffer is cleared here, and events found on are left on.
+ */
+static bool trace_enabled_here;
+
+bool fastpath_trace_start(void)
+{
+	char buf[8];
+
+	trace_enabled_here = !read_text_file(TRACEFS "/events/vfio_fastpath/enable",
+					     buf, sizeof(buf)) || buf[0] != '1';
+	return write_text_file(TRACEFS "/buffer_size_kb", "4096") &&
+	       (!trace_enabled_here ||
+		write_text_file(TRACEFS "/events/vfio_fastpath/enable", "1")) &&
+	       write_text_file(TRACEFS "/trace", "");
+}
+
+void fastpath_trace_stop(void)
+{
+	if (trace_enabled_here)
+		write_text_file(TRACEFS "/events/vfio_fastpath/enable", "0");
+	trace_enabled_here = false;
+}
+
+void fastpath_trace_count(int irq, long long *hits, long long *misses)
+{
+	char line[512], hit[64], miss[64];
+	FILE *f;
+
+	*hits = -1;
+	*misses = -1;
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f)
+		return;
+	if (irq < 0) {	/* any irq: its vectors came and went */
+		snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=");
+		snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=");
+	} else {
+		snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=%d\n", irq);
+		snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=%d ", irq);
+	}
+	*hits = 0;
+	*misses = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "LOST"))
+			tap_diag("trace: %s", line);
+		if (strstr(line, hit))
+			(*hits)++;
+		else if (strstr(line, miss))
+			(*misses)++;
+	}
+	fclose(f);
+}
