@@ -206,36 +206,33 @@ if [ "$report_only" != 1 ]; then
 fi
 [ "${CONFORMANCE_BUILD_ONLY:-0}" = 1 ] && exit 0
 
-if [ "$report_only" != 1 ] && [[ " $modsets " == *" kit "* ]]; then
-	for KLINE in $lines; do
-		kit_target
-		kit_build_flavours "$report" "$FLAVOUR"
-	done
-fi
-
-# Boots: results land in build/testbed/<krel>/conformance-<modules>/.
-failed=()
-for KLINE in $lines; do
-	[ "$report_only" = 1 ] && break
-	kit_target
-	plan=$cdir/$KLINE/plan.txt
+# Boots (lib.sh's kit_boots, which builds the kit first): results land in
+# build/testbed/<krel>/conformance-<modules>/.
+boot_what=conformance
+boot_lines=$lines
+boot_flavours=${FLAVOUR:-generic}
+boot_modsets=$modsets
+boot_logdir=$report
+boot_desc="the tests of build/conformance/<line>/plan.txt"
+boot_cmd() {
+	local plan=$cdir/$KLINE/plan.txt bt
 	bt=${CONFORMANCE_BOOT_TIMEOUT:-$(awk -v k="$kut_timeout" -v s="$st_timeout" \
 		'{ t += ($1 == "kut") ? k + 70 : s + 20 } END { print t + 600 }' "$plan")}
-	for m in $modsets; do
-		out=$B/testbed/$KREL/conformance-$m
-		step "boot $KLINE-$FLAVOUR, $m modules: $(wc -l < "$plan") tests (boot bound ${bt} s)"
-		rc=0
-		"$kit_top/scripts/kit/testbed.sh" --modules "$m" --name "conformance-$m" \
-			--timeout "$bt" -- "$kit_top/tools/testbed/conformance-run.sh" \
-			--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout" "$plan" || rc=$?
-		case $rc in
-		0) ;;
-		125) failed+=("$KLINE/$m: kernel splat (${out#"$kit_top"/}/splats.txt)") ;;
-		124) failed+=("$KLINE/$m: testbed timed out after ${bt} s") ;;
-		*) failed+=("$KLINE/$m: testbed exited $rc (${out#"$kit_top"/}/console.log)") ;;
-		esac
-	done
-done
+	step "$label, $m modules: $(wc -l < "$plan") tests (boot bound ${bt} s)"
+	boot_opts=(--timeout "$bt")
+	boot_argv=("$kit_top/tools/testbed/conformance-run.sh"
+		--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout" "$plan")
+}
+boot_collect() {
+	case $1 in
+	0) ;;
+	125) failed+=("$KLINE/$m: kernel splat (${dir#"$kit_top"/}/splats.txt)") ;;
+	124) failed+=("$KLINE/$m: testbed timed out (${boot_opts[*]})") ;;
+	*) failed+=("$KLINE/$m: testbed exited $1 (${dir#"$kit_top"/}/console.log)") ;;
+	esac
+}
+failed=()
+[ "$report_only" = 1 ] || kit_boots
 
 # 4. Merge: one row per planned test; a missing result is "error".
 csv=$report/conformance.csv
