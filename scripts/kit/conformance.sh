@@ -115,6 +115,7 @@ st_paths="Makefile Kbuild Kconfig scripts include arch/x86 tools usr"
 st_build() {
 	local dir=$cdir/$KLINE src=$cdir/$KLINE/linux tarball=/usr/src/$SRCPKG.tar.xz
 	local log=$cdir/$KLINE/selftests-build.log stamp m members=()
+	local st_out=$src/tools/testing/selftests/kvm
 	kit_need_pkgs "$SRCPKG"
 	[ -f "$tarball" ] || die "$tarball missing (apt-get install $SRCPKG)"
 	mkdir -p "$dir"
@@ -134,12 +135,16 @@ st_build() {
 	# -k: a program that does not build is reported and left out, the
 	# others run (6.1.192's dirty_log_test calls a TEST_ASSERT_EQ that its
 	# test_util.h lacks).
-	make -k -C "$src/tools/testing/selftests/kvm" -j"$(nproc)" >> "$log" 2>&1 || true
+	# OUTPUT explicitly: the selftests' lib.mk defaults it to the current
+	# directory only at MAKELEVEL 0, and under `make conformance` it is 1,
+	# which made the objects and programs land in / and /lib.
+	make -k -C "$src/tools/testing/selftests/kvm" OUTPUT="$st_out" -j"$(nproc)" \
+		>> "$log" 2>&1 || true
 	# The list the selftests' Makefile builds (TEST_GEN_PROGS, absolute).
 	# shellcheck disable=SC2016 # make expands it
 	printf 'kit-print-progs:\n\t@echo $(TEST_GEN_PROGS)\n' > "$dir/print-progs.mk"
-	make -s -C "$src/tools/testing/selftests/kvm" -f Makefile -f "$dir/print-progs.mk" \
-		kit-print-progs | tr ' ' '\n' | sed '/^$/d' > "$dir/selftests-all.txt"
+	make -s -C "$src/tools/testing/selftests/kvm" OUTPUT="$st_out" \
+		-f Makefile -f "$dir/print-progs.mk" kit-print-progs | tr ' ' '\n' | sed '/^$/d' > "$dir/selftests-all.txt"
 	: > "$dir/selftests.txt"
 	: > "$dir/selftests-nobuild.txt"
 	while read -r m; do
