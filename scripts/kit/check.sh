@@ -69,6 +69,11 @@ run_step netbench-rr bash -c 'make -C "$1/tools/netbench" OUTPUT="$2" &&
 	"$1/tools/netbench/test_rr.sh" "$2/rr"' - "$kit_top" "$B/netbench"
 # make bench's report: it refuses figures measured with tracing on.
 run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
+# The dkms package builds and carries what dkms needs; an initramfs that
+# lists vfio-pci packs the kit's irqbypass after make install.  (make
+# check-deb installs the package itself: several minutes, not here.)
+run_step deb "$kit_top/scripts/kit/deb.sh" --check
+run_step initramfs "$kit_top/scripts/kit/deb.sh" --check-initramfs
 
 # testbed BACKEND: the testbed run with our modules; each TAP line counts.
 testbed() {

@@ -16,6 +16,7 @@
 # modules for a kernel (dkms.conf POST_INSTALL/POST_REMOVE):
 #   install.sh dkms-post KREL
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 action=${1:?install|uninstall|dkms-post KREL}
@@ -36,8 +37,9 @@ initramfs_sync() {
 		echo "kit: initramfs-tools missing: $img left as is (rebuild it with your initramfs tool)"
 		return 0
 	fi
+	# No grep -q on a pipe: with pipefail its early exit reads as a failure.
 	if lsinitramfs "$img" 2> /dev/null |
-		grep -qE '/(irqbypass|kvm|kvm-amd|kvm-intel|vfio-pci-core|vfio-pci)\.ko(\.xz|\.zst|\.gz)?$'; then
+		grep -E '/(irqbypass|kvm|kvm-amd|kvm-intel|vfio-pci-core|vfio-pci)\.ko(\.xz|\.zst|\.gz)?$' > /dev/null; then
 		echo "kit: $img carries KVM/VFIO modules: update-initramfs -u -k $k"
 		update-initramfs -u -k "$k" > /dev/null ||
 			die "update-initramfs -u -k $k failed: the initramfs may load a different set than modprobe"
@@ -77,6 +79,7 @@ install)
 	;;
 uninstall)
 	rm -rf "$dir"
+	rmdir --ignore-fail-on-non-empty "${dir%/*}" 2> /dev/null || true
 	[ -d "$root/lib/modules/$KREL" ] && depmod ${root:+-b "$root"} "$KREL"
 	echo "kit: removed $dir; modprobe loads the stock modules again"
 	if [ -d "$root/lib/modules/$KREL" ]; then initramfs_sync "$KREL"; fi
