@@ -103,6 +103,8 @@ case "${1:-}" in
 		die "dpkg-deb -c ${deb##*/} does not list the expected files"
 	fi
 	echo "deb: ${deb##*/} carries the expected $(echo "$want" | wc -l) files"
+	! grep -qE '^[EW]: ' "$B/deb/lintian.log" 2> /dev/null ||
+		die "lintian reports errors or warnings (${B#"$kit_top"/}/deb/lintian.log)"
 	dpkg-deb -f "$deb" Depends | grep -q 'linux-source-6.12 | linux-source-6.1' ||
 		die "${deb##*/} does not depend on the linux-source of a line"
 	;;
