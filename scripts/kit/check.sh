@@ -124,4 +124,12 @@ if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 		--name check-stock --timeout 300 -- \
 		"$sel/run_tests.sh" "${stock_ref[@]}"
 fi
+# stock-irqbypass: a stock irqbypass loaded first (as by an initramfs built
+# before the kit was installed), then modprobe kvm_amd and vfio_pci with the
+# dkms package's modprobe.d rule: the stock set loads and a guest runs
+# (Documentation/kit.rst).  One more boot, about 70 s; QEMU only (kvm_amd).
+if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
+	run_step stock-irqbypass "$kit_top/scripts/kit/testbed.sh" --modules kit \
+		--smp 1 --name check-guard --timeout 300 -- debian/tests/stock-irqbypass "$sel"
+fi
 finish

@@ -36,6 +36,8 @@ if [ "${1:-}" = --list ]; then
 	(cd "$kit_top" && git ls-files -- virt arch drivers include backport-include patches) |
 		sed "s|^|$src/|"
 	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
+	echo usr/lib/kvm-irqbypass/modprobe-guard
+	echo usr/lib/modprobe.d/kvm-irqbypass.conf
 	exit 0
 fi
 
@@ -148,9 +150,9 @@ case "${1:-}" in
 		{ tail -n 30 "$B/deb/install.log" >&2; die "apt-get install failed (log: ${B#"$kit_top"/}/deb/install.log)"; }
 	grep -E '^(kvm-irqbypass|kit):|BUILD_EXCLUSIVE|Building for|initramfs' "$B/deb/install.log" | sed 's/^/  /'
 	step "installed in $((SECONDS - start)) s; dkms status:"
-	dkms status kvm-irqbypass | sed 's/^/  /'
+	dkms status kvm-irqbypass 2> /dev/null | sed 's/^/  /'
 	rc=0
-	dkms status -m kvm-irqbypass -k "$KREL" | grep -q ': installed' ||
+	dkms status -m kvm-irqbypass -k "$KREL" 2> /dev/null | grep ': installed' > /dev/null ||
 		{ echo "deb: dkms does not show kvm-irqbypass installed for $KREL" >&2; rc=1; }
 	resolved "$KREL" updates/dkms || rc=1
 	for m in irqbypass kvm vfio_pci_core; do
@@ -162,7 +164,7 @@ case "${1:-}" in
 	DEBIAN_FRONTEND=noninteractive apt-get remove -y -q kvm-irqbypass-dkms > "$B/deb/remove.log" 2>&1 ||
 		{ tail -n 30 "$B/deb/remove.log" >&2; die "apt-get remove failed"; }
 	resolved "$KREL" kernel || rc=1
-	[ -z "$(dkms status kvm-irqbypass)" ] || { echo "deb: dkms still lists kvm-irqbypass" >&2; rc=1; }
+	[ -z "$(dkms status kvm-irqbypass 2> /dev/null)" ] || { echo "deb: dkms still lists kvm-irqbypass" >&2; rc=1; }
 	[ "$rc" -eq 0 ] || die "make check-deb failed"
 	echo "deb: apt install built and installed the kit for $KREL; apt remove restored stock"
 	;;
