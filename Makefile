@@ -28,6 +28,11 @@
 #                             testbed, stock vs kit: build/report/conformance.csv
 #                             (KLINE=all, CONFORMANCE_SUITES=kut|selftests,
 #                             CONFORMANCE_TESTS="a b", KUT_SRC=checkout)
+#   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
+#   make status               per installed kernel: which of the six modules are
+#                             the kit's (and their version), which stock
+#   make check-deb            install the .deb on this machine (dkms builds it),
+#                             check, apt remove (root; several minutes)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -107,6 +112,16 @@ conformance:
 
 testbed:
 	@$(K)/testbed.sh --modules kit
+
+.PHONY: deb status check-deb
+deb:
+	@$(K)/deb.sh
+
+status:
+	@$(K)/status.sh
+
+check-deb:
+	@$(K)/deb.sh --check-install
 
 clean:
 	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report \

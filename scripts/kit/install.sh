@@ -7,11 +7,55 @@
 # stock ones; uninstall removes that directory and runs depmod again, which
 # restores the stock modules.  KIT_INSTALL_ROOT=/some/dir installs into a
 # staging root instead (depmod -b), for packaging and tests.
+#
+# Both keep the initramfs consistent with what modprobe loads: when
+# /boot/initrd.img-<krel> carries any of the six modules (a passthrough host
+# lists vfio-pci in /etc/initramfs-tools/modules), it is rebuilt with
+# update-initramfs, otherwise left alone; either way one line says so.
+# dkms runs the same step after installing or removing the package's
+# modules for a kernel (dkms.conf POST_INSTALL/POST_REMOVE):
+#   install.sh dkms-post KREL
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-action=${1:?install|uninstall}
+action=${1:?install|uninstall|dkms-post KREL}
 root=${KIT_INSTALL_ROOT:-}
+
+# initramfs_sync KREL: rebuild the kernel's initramfs when it carries any
+# of the six modules, so that the set it loads at boot is the set modprobe
+# picks later (a stock irqbypass in the initramfs and the kit's kvm in
+# updates/ would leave the host without KVM).
+initramfs_sync() {
+	local k=$1 img=/boot/initrd.img-$1
+	[ -z "$root" ] || return 0	# a staging root boots nothing
+	if [ ! -f "$img" ]; then
+		echo "kit: $k has no initramfs ($img): nothing to update"
+		return 0
+	fi
+	if ! command -v lsinitramfs > /dev/null || ! command -v update-initramfs > /dev/null; then
+		echo "kit: initramfs-tools missing: $img left as is (rebuild it with your initramfs tool)"
+		return 0
+	fi
+	# No grep -q on a pipe: with pipefail its early exit reads as a failure.
+	if lsinitramfs "$img" 2> /dev/null |
+		grep -E '/(irqbypass|kvm|kvm-amd|kvm-intel|vfio-pci-core|vfio-pci)\.ko(\.xz|\.zst|\.gz)?$' > /dev/null; then
+		echo "kit: $img carries KVM/VFIO modules: update-initramfs -u -k $k"
+		update-initramfs -u -k "$k" > /dev/null ||
+			die "update-initramfs -u -k $k failed: the initramfs may load a different set than modprobe"
+	else
+		echo "kit: $img carries none of the six modules: left as is"
+	fi
+}
+
+if [ "$action" = dkms-post ]; then
+	k=${2:?dkms-post KREL}
+	# dkms runs this before its own depmod: the initramfs needs it now.
+	depmod "$k"
+	initramfs_sync "$k"
+	exit 0
+fi
+
 [ -n "$root" ] || [ "$(id -u)" -eq 0 ] ||
 	die "make $action must run as root (it writes /lib/modules and runs depmod)"
 kit_target
@@ -31,11 +75,14 @@ install)
 	done
 	depmod ${root:+-b "$root"} "$KREL"
 	echo "kit: installed into $dir; modprobe now loads them (rmmod the stock ones first, or reboot)"
+	initramfs_sync "$KREL"
 	;;
 uninstall)
 	rm -rf "$dir"
+	rmdir --ignore-fail-on-non-empty "${dir%/*}" 2> /dev/null || true
 	[ -d "$root/lib/modules/$KREL" ] && depmod ${root:+-b "$root"} "$KREL"
 	echo "kit: removed $dir; modprobe loads the stock modules again"
+	if [ -d "$root/lib/modules/$KREL" ]; then initramfs_sync "$KREL"; fi
 	;;
 *) die "unknown action $action" ;;
 esac

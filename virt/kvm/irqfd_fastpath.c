@@ -14,6 +14,7 @@
 #include <linux/irqbypass.h>
 #include <linux/kvm_host.h>
 #include <linux/kvm_irqfd.h>
+#include <linux/kvm_irqbypass_version.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
@@ -26,6 +27,7 @@ static bool irqfd_fastpath = true;
 module_param(irqfd_fastpath, bool, 0444);
 MODULE_PARM_DESC(irqfd_fastpath,
 		 "irqfds accept interrupts from the hard-irq handler of a paired producer (default: on; off: stock registration)");
+MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /* Consumer callbacks, called under the irqbypass manager's mutex. */
 static int kvm_irqfd_fp_add_producer(struct irq_bypass_consumer *cons,

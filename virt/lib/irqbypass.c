@@ -27,6 +27,7 @@
 #include <linux/hash.h>
 #include <linux/interrupt.h>
 #include <linux/irqbypass.h>
+#include <linux/kvm_irqbypass_version.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -37,6 +38,7 @@
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("IRQ bypass manager utility module (kvm-irqbypass kit)");
+MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /**
  * struct irqbp_entry - manager state of one token

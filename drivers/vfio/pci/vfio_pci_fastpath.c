@@ -17,6 +17,7 @@
 #include <linux/eventfd.h>
 #include <linux/interrupt.h>
 #include <linux/irqbypass.h>
+#include <linux/kvm_irqbypass_version.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 
@@ -30,6 +31,7 @@ static bool fastpath = true;
 module_param(fastpath, bool, 0644);
 MODULE_PARM_DESC(fastpath,
 		 "Deliver MSI/MSI-X to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
+MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /* fastpath=0: stock's handler, force-threaded on PREEMPT_RT as stock. */
 static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)

@@ -1,0 +1,173 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make deb: build build/deb/kvm-irqbypass-dkms_<version>_all.deb with
+# Debian's tooling (dpkg-buildpackage, debhelper, dh_dkms) from a copy of
+# the files the package carries, then run lintian on it (when installed;
+# the tags we keep are explained in debian/kvm-irqbypass-dkms.lintian-overrides
+# and Documentation/kit.rst).  Prints the path of the .deb last.
+#   deb.sh --list             the files the package must carry
+#   deb.sh --check            make check's deb step: build it, and dpkg-deb -c
+#                             lists exactly --list's files
+#   deb.sh --check-initramfs  make check's initramfs step: after make install,
+#                             Debian's mkinitramfs with vfio-pci in its module
+#                             list packs the kit's irqbypass (host kernel
+#                             KREL's /lib/modules, restored afterwards)
+#   deb.sh --check-install    make check-deb: apt install the .deb on this
+#                             machine, dkms shows KREL built and installed and
+#                             modprobe resolves the six modules to dkms's
+#                             copies; apt remove restores stock
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+ver=$(sed -n 's/^#define KVM_IRQBYPASS_VERSION "\(.*\)"$/\1/p' \
+	"$kit_top/include/linux/kvm_irqbypass_version.h")
+[ -n "$ver" ] || die "no KVM_IRQBYPASS_VERSION in include/linux/kvm_irqbypass_version.h"
+src=usr/src/kvm-irqbypass-$ver
+
+if [ "${1:-}" = --list ]; then
+	# What dkms needs to build and install: the glue, our files, the
+	# patches, the build scripts, dkms.conf, the version-check override.
+	for f in Makefile Kbuild dkms.conf scripts/kit/build.sh scripts/kit/lib.sh \
+		 scripts/kit/prepare.sh scripts/kit/target.sh scripts/kit/install.sh; do
+		echo "$src/$f"
+	done
+	(cd "$kit_top" && git ls-files -- virt arch drivers include backport-include patches) |
+		sed "s|^|$src/|"
+	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
+	echo usr/lib/kvm-irqbypass/modprobe-guard
+	echo usr/lib/modprobe.d/kvm-irqbypass.conf
+	exit 0
+fi
+
+build_deb() {
+	local dver cver work
+	kit_need_pkgs dpkg-dev debhelper dh-dkms dkms
+	# One version everywhere: the header (modinfo), dkms.conf, debian/changelog.
+	dver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$kit_top/dkms.conf")
+	cver=$(dpkg-parsechangelog -l "$kit_top/debian/changelog" -S Version)
+	[ "$dver" = "$ver" ] || die "dkms.conf PACKAGE_VERSION $dver, kvm_irqbypass_version.h $ver: make them agree"
+	[ "${cver%%-*}" = "$ver" ] || die "debian/changelog version $cver, kvm_irqbypass_version.h $ver: make them agree"
+
+	out=$B/deb
+	work=$out/src/kvm-irqbypass-$ver
+	step "packaging kvm-irqbypass-dkms $cver"
+	rm -rf "$out"
+	mkdir -p "$work/scripts"
+	(cd "$kit_top" && cp -r --parents Makefile Kbuild dkms.conf debian virt arch drivers \
+		include backport-include patches scripts/kit "$work/")
+	# Build products of an in-tree build never go into the package.
+	find "$work" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod' \
+		-o -name '*.mod.c' \) -delete
+	(cd "$work" && dpkg-buildpackage -b -us -uc --no-check-builddeps > "$out/build.log" 2>&1) ||
+		{ tail -n 25 "$out/build.log" >&2; die "dpkg-buildpackage failed (log: ${out#"$kit_top"/}/build.log)"; }
+	mv "$out/src/"*.deb "$out/"
+	mv "$out/src/"*.buildinfo "$out/src/"*.changes "$out/" 2> /dev/null || true
+	deb=$out/kvm-irqbypass-dkms_${cver}_all.deb
+	[ -f "$deb" ] || die "dpkg-buildpackage made no ${deb##*/}"
+	if command -v lintian > /dev/null; then
+		step "lintian ${deb##*/}"
+		lintian --info "$deb" > "$out/lintian.log" 2>&1 || true
+		grep -E '^[EW]: ' "$out/lintian.log" || echo "kit: lintian: no error or warning tags (log: ${out#"$kit_top"/}/lintian.log)"
+	fi
+	rm -rf "$out/src"
+}
+
+mods="irqbypass kvm kvm_amd kvm_intel vfio_pci_core vfio_pci"
+# resolved KREL DIR: each of the six resolves, for modprobe, to a file
+# under /lib/modules/KREL/DIR/ (updates/dkms, updates/kvm-irqbypass, kernel).
+resolved() {
+	local m f bad=0
+	for m in $mods; do
+		f=$(modinfo -k "$1" -F filename "$m" 2> /dev/null | head -n 1)
+		case "$f" in
+		/lib/modules/"$1"/"$2"/*) echo "  $m: $f" ;;
+		*) echo "  $m: $f, expected under /lib/modules/$1/$2/" >&2; bad=1 ;;
+		esac
+	done
+	return $bad
+}
+
+case "${1:-}" in
+"")
+	build_deb
+	echo "$deb"
+	;;
+--check)
+	build_deb
+	echo "$deb"
+	want=$("$0" --list | sort)
+	have=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub("^[.]/", "", $6); print $6 }' |
+	       grep -v '^usr/share/doc/' | sort)
+	if [ "$want" != "$have" ]; then
+		diff <(echo "$want") <(echo "$have") | sed 's/^</missing:/; s/^>/unexpected:/' | grep -E '^(missing|unexpected):'
+		die "dpkg-deb -c ${deb##*/} does not list the expected files"
+	fi
+	echo "deb: ${deb##*/} carries the expected $(echo "$want" | wc -l) files"
+	! grep -qE '^[EW]: ' "$B/deb/lintian.log" 2> /dev/null ||
+		die "lintian reports errors or warnings (${B#"$kit_top"/}/deb/lintian.log)"
+	dpkg-deb -f "$deb" Depends | grep -q 'linux-source-6.12 | linux-source-6.1' ||
+		die "${deb##*/} does not depend on the linux-source of a line"
+	;;
+--check-initramfs)
+	command -v mkinitramfs > /dev/null || die "mkinitramfs missing (initramfs-tools)"
+	kit_target
+	[ -d "/lib/modules/$KREL/kernel" ] ||
+		{ echo "deb: SKIP: no kernel image $KREL on this machine (apt-get install $IMGPKG)"; exit 0; }
+	[ -d "/lib/modules/$KREL/updates/dkms" ] &&
+		die "kvm-irqbypass-dkms is installed for $KREL: remove it first (apt remove kvm-irqbypass-dkms)"
+	tmp=$(mktemp -d)
+	# One test at a time on this kernel's /lib/modules (make check may run
+	# in several worktrees); make uninstall restores it, whatever happens.
+	exec 8> "/run/lock/kvm-irqbypass-install-$KREL.lock"
+	flock 8
+	trap '"$kit_top/scripts/kit/install.sh" uninstall > /dev/null 2>&1; rm -rf "$tmp"' EXIT
+	"$kit_top/scripts/kit/install.sh" install
+	# A passthrough host's initramfs: vfio-pci listed, only listed modules.
+	cp -r /etc/initramfs-tools "$tmp/conf"
+	sed -i 's/^MODULES=.*/MODULES=list/' "$tmp/conf/initramfs.conf"
+	echo vfio-pci >> "$tmp/conf/modules"
+	mkinitramfs -d "$tmp/conf" -o "$tmp/initrd.img" "$KREL"
+	list=$(lsinitramfs "$tmp/initrd.img")
+	grep -E '/(irqbypass|vfio-pci|vfio-pci-core|kvm)\.ko' <<< "$list" | sed 's/^/  /'
+	grep -qF "lib/modules/$KREL/updates/kvm-irqbypass/irqbypass.ko" <<< "$list" ||
+		die "the initramfs does not carry the kit's irqbypass"
+	! grep -qE '/kernel/virt/lib/irqbypass\.ko' <<< "$list" ||
+		die "the initramfs carries the stock irqbypass"
+	echo "deb: mkinitramfs $KREL with vfio-pci listed packs the kit's irqbypass, not the stock one"
+	;;
+--check-install)
+	kit_target
+	[ "$(id -u)" -eq 0 ] || die "make check-deb installs a package: run as root"
+	[ -d "/lib/modules/$KREL/kernel" ] || die "no kernel image $KREL on this machine (apt-get install $IMGPKG)"
+	build_deb
+	exec 8> "/run/lock/kvm-irqbypass-install-$KREL.lock"
+	flock 8
+	step "apt-get install ./${deb##*/} (dkms builds for each installed kernel with headers)"
+	start=$SECONDS
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb" > "$B/deb/install.log" 2>&1 ||
+		{ tail -n 30 "$B/deb/install.log" >&2; die "apt-get install failed (log: ${B#"$kit_top"/}/deb/install.log)"; }
+	grep -E '^(kvm-irqbypass|kit):|BUILD_EXCLUSIVE|Building for|initramfs' "$B/deb/install.log" | sed 's/^/  /'
+	step "installed in $((SECONDS - start)) s; dkms status:"
+	dkms status kvm-irqbypass 2> /dev/null | sed 's/^/  /'
+	rc=0
+	dkms status -m kvm-irqbypass -k "$KREL" 2> /dev/null | grep ': installed' > /dev/null ||
+		{ echo "deb: dkms does not show kvm-irqbypass installed for $KREL" >&2; rc=1; }
+	resolved "$KREL" updates/dkms || rc=1
+	for m in irqbypass kvm vfio_pci_core; do
+		[ "$(modinfo -k "$KREL" -F version "$m")" = "$ver" ] ||
+			{ echo "deb: $m has no version $ver" >&2; rc=1; }
+	done
+	"$kit_top/scripts/kit/status.sh" | sed 's/^/  /'
+	step "apt-get remove kvm-irqbypass-dkms"
+	DEBIAN_FRONTEND=noninteractive apt-get remove -y -q kvm-irqbypass-dkms > "$B/deb/remove.log" 2>&1 ||
+		{ tail -n 30 "$B/deb/remove.log" >&2; die "apt-get remove failed"; }
+	resolved "$KREL" kernel || rc=1
+	[ -z "$(dkms status kvm-irqbypass 2> /dev/null)" ] || { echo "deb: dkms still lists kvm-irqbypass" >&2; rc=1; }
+	[ "$rc" -eq 0 ] || die "make check-deb failed"
+	echo "deb: apt install built and installed the kit for $KREL; apt remove restored stock"
+	;;
+--list) ;;
+*) die "usage: deb.sh [--list|--check|--check-initramfs|--check-install]" ;;
+esac
