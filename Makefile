@@ -125,7 +125,7 @@ check-deb:
 
 clean:
 	rm -rf build/*-amd64 build/.stage-* build/.target-* build/testbed build/report \
-		build/netbench
+		build/netbench build/deb
 
 distclean:
 	rm -rf build
