@@ -16,7 +16,10 @@
 #   deb.sh --check-install    make check-deb: apt install the .deb on this
 #                             machine, dkms shows KREL built and installed and
 #                             modprobe resolves the six modules to dkms's
-#                             copies; apt remove restores stock
+#                             copies, and a testbed boot on this machine's
+#                             modules (--modules host) loads them and runs
+#                             two selftests; apt remove restores stock, and
+#                             a second boot loads stock
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -160,11 +163,25 @@ case "${1:-}" in
 			{ echo "deb: $m has no version $ver" >&2; rc=1; }
 	done
 	"$kit_top/scripts/kit/status.sh" | sed 's/^/  /'
+	# The testbed boots this machine's kernel image on this machine's root
+	# (--modules host): what modprobe loads is what dkms installed.
+	make -s -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$B/selftests" \
+		> "$B/deb/selftests-build.log" 2>&1 ||
+		{ tail -n 20 "$B/deb/selftests-build.log" >&2; die "building the selftests failed"; }
+	step "testbed on this machine's modules, as dkms installed them"
+	"$kit_top/scripts/kit/testbed.sh" --modules host --name deb-installed -- \
+		env KIT_EXPECT=kit bash -c "bash $kit_top/tools/testbed/module_checks.sh &&
+			$B/selftests/run_tests.sh irqfd_msi vfio_msi" ||
+		{ echo "deb: the testbed on the dkms-installed modules failed" >&2; rc=1; }
 	step "apt-get remove kvm-irqbypass-dkms"
 	DEBIAN_FRONTEND=noninteractive apt-get remove -y -q kvm-irqbypass-dkms > "$B/deb/remove.log" 2>&1 ||
 		{ tail -n 30 "$B/deb/remove.log" >&2; die "apt-get remove failed"; }
 	resolved "$KREL" kernel || rc=1
 	[ -z "$(dkms status kvm-irqbypass 2> /dev/null)" ] || { echo "deb: dkms still lists kvm-irqbypass" >&2; rc=1; }
+	step "testbed on this machine's modules after the removal"
+	"$kit_top/scripts/kit/testbed.sh" --modules host --name deb-removed -- \
+		env KIT_EXPECT=stock bash "$kit_top/tools/testbed/module_checks.sh" ||
+		{ echo "deb: the testbed after apt remove did not load stock" >&2; rc=1; }
 	[ "$rc" -eq 0 ] || die "make check-deb failed"
 	echo "deb: apt install built and installed the kit for $KREL; apt remove restored stock"
 	;;

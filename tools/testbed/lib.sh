@@ -48,11 +48,20 @@ tb_splat='WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|possible recu
 # testbed) and the module tree modprobe sees there, $modroot: the stock
 # tree, or with MODULES=kit stock + ours in updates/ with depmod run, as
 # `make install` leaves a real host (per run, so that runs of different
-# builds do not share it).
+# builds do not share it), or with MODULES=host this machine's own
+# /lib/modules/$KREL as installed (dkms, make install or stock: the root
+# the testbed mounts is this machine's).
+
 tb_rundir() {
 	local f kos
 	out=$tb/$1
 	rm -rf "$out"; mkdir -p "$out"
+	if [ "$2" = host ]; then
+		[ -d "/lib/modules/$KREL/kernel" ] ||
+			die "--modules host: no /lib/modules/$KREL on this machine"
+		modroot=/
+		return 0
+	fi
 	if [ "$2" != kit ]; then
 		modroot=$root
 		return 0

@@ -3,7 +3,8 @@
 #
 # Runs in the testbed after guest-setup.sh loaded the module set: TAP checks
 # that the modules an admin would get from modprobe are the ones expected
-# (ours from updates/ with "kit", the distro's with "stock"), and that stock
+# (ours from updates/ with "kit", the distro's with "stock"; KIT_EXPECT=kit
+# or stock says which for --modules host), and that stock
 # modules built against the distro's exports still load against ours.
 set -u
 n=0 fail=0
@@ -16,7 +17,7 @@ echo "1..8"
 for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
 	f=$(mi -F filename "$m")
 	want=kernel/
-	[ "$KIT_MODULES" = kit ] && want=updates/
+	[ "${KIT_EXPECT:-$KIT_MODULES}" = kit ] && want=updates/
 	# The loaded module is the file modprobe resolved iff srcversions match.
 	if [ -d "/sys/module/$m" ] && [[ "$f" == *"/$want"* ]] &&
 	   [ "$(cat "/sys/module/$m/srcversion" 2>/dev/null)" = "$(mi -F srcversion "$m")" ]; then

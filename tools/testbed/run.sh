@@ -4,7 +4,7 @@
 # Boot a Debian kernel under qemu-system-x86_64 (TCG) with our modules or the
 # stock ones and run one command inside.
 #
-#   tools/testbed/run.sh [--modules kit|stock] [--timeout S] [--smp N]
+#   tools/testbed/run.sh [--modules kit|stock|host] [--timeout S] [--smp N]
 #                        [--append "kernel args"] [--name NAME]
 #                        [--icount SHIFT] [--qemu-arg ARG]...
 #                        [--trace-events SYS[/EVENT],...] -- CMD...
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || die "run.sh: no command (usage in the header of $0)"
-case "$modules" in kit|stock) ;; *) die "--modules kit|stock" ;; esac
+case "$modules" in kit|stock|host) ;; *) die "--modules kit|stock|host" ;; esac
 
 tb_init qemu-system-x86_64 busybox modinfo depmod xz cpio
 tb_rundir "${name:-$modules}" "$modules"
