@@ -139,6 +139,8 @@ typedef void (*irq_bypass_sync_t)(struct irq_bypass_producer *prod);
 
 int irq_bypass_register_fast_producer(struct irq_bypass_producer *producer,
 				      irq_bypass_sync_t sync);
+int irq_bypass_register_fast_only_producer(struct irq_bypass_producer *producer,
+					   irq_bypass_sync_t sync);
 int irq_bypass_register_fast_consumer(struct irq_bypass_consumer *consumer,
 				      irq_bypass_fast_handler_t handler);
 int irq_bypass_set_consumer_handler(struct irq_bypass_consumer *cons,

@@ -83,18 +83,19 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 }
 
 /*
- * Inject like irqfd_wakeup() does for an MSI route; fail wherever
- * irqfd_wakeup() would defer to its work item or we cannot tell without
- * waiting.  Runs in the vector's hard-irq handler with interrupts off on
+ * Inject as irqfd_wakeup() does: an MSI route atomically, an irqchip pin
+ * through the irqfd's inject work; fail for other routes, or where we
+ * cannot tell without waiting.  Runs in the vector's hard-irq handler with interrupts off on
  * every kernel, so kvm_arch_set_irq_inatomic() may take raw locks only: on
  * an MSI route it does (APIC map under RCU, IRR bits, vCPU kick); other
  * route types are never passed to it (Xen event channels take an rwlock_t).
  * The irqfd stays alive: the manager hides the consumer and waits for the
  * vector's handler (synchronize_hardirq()) before irqfd_shutdown() frees it.
  *
- * Return: 0 if injected; -EBUSY if the route is being written or the
- * irqfd is being deassigned; -EWOULDBLOCK if not an MSI route or the
- * injection would block; -EINVAL if KVM found no atomic destination.
+ * Return: 0 if injected (MSI) or queued to the irqfd's inject work (irqchip
+ * pin); -EBUSY if the route is being written or the irqfd is being
+ * deassigned; -EWOULDBLOCK for other route types or if the injection would
+ * block; -EINVAL if KVM found no atomic destination.
  */
 static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 				struct irq_bypass_producer *prod)
@@ -122,6 +123,23 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 	ret = kvm_irqfd_fp_read_entry(irqfd, &entry);
 	if (ret)
 		goto out;
+
+	/*
+	 * An irqchip pin (IOAPIC/PIC) is set under the irqchip's spinlock_t:
+	 * inject from the irqfd's work item as irqfd_wakeup() does, without
+	 * the eventfd round trip (on PREEMPT_RT the producer's irq thread).
+	 * queue_work() only takes raw locks.  Like irqfd_wakeup(), an
+	 * interrupt while the work is pending is merged into it: a level pin
+	 * (resampler) is asserted once until its EOI anyway.  irqfd_shutdown()
+	 * unregisters the consumer before it flushes the work.  Type 0: the
+	 * GSI has several routes (the PIC's and the IOAPIC's below 16) or
+	 * none, which irqfd_update() does not copy; kvm_set_irq() takes them.
+	 */
+	if (entry.type == KVM_IRQ_ROUTING_IRQCHIP || !entry.type) {
+		schedule_work(&irqfd->inject);
+		ret = 0;
+		goto out;
+	}
 
 	if (entry.type != KVM_IRQ_ROUTING_MSI) {
 		ret = -EWOULDBLOCK;

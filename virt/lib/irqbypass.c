@@ -58,6 +58,8 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
  *	while there are any, so the eventfd's first waiter gets the
  *	interrupts as without the manager
  * @paired: @prod and @cons are connected
+ * @fast_only: @prod pairs for the fast path only: the connect and
+ *	disconnect callbacks of both sides are not called
  * @rcu_free: a producer was attached at some point, so its hard-irq
  *	handler may still hold the entry (irq_bypass_fastpath()); without
  *	one only irqbp_lock holders ever saw it and kfree() will do
@@ -77,6 +79,7 @@ struct irqbp_entry {
 	struct irq_bypass_consumer *fast_cons;
 	unsigned int refused;
 	bool paired;
+	bool fast_only;
 	bool rcu_free;
 	atomic64_t hits;
 	atomic64_t misses;
@@ -356,7 +359,7 @@ static void irqbp_disconnect(struct irq_bypass_producer *prod,
 
 static int irqbp_pair(struct irqbp_entry *e)
 {
-	int ret = irqbp_connect(e->prod, e->cons);
+	int ret = e->fast_only ? 0 : irqbp_connect(e->prod, e->cons);
 
 	if (ret)
 		return ret;
@@ -372,7 +375,8 @@ static void irqbp_unpair(struct irqbp_entry *e)
 	if (!e->paired)
 		return;
 	irqbp_unpublish(e);
-	irqbp_disconnect(e->prod, e->cons);
+	if (!e->fast_only)
+		irqbp_disconnect(e->prod, e->cons);
 	e->paired = false;
 }
 
@@ -383,7 +387,7 @@ static void irqbp_sync_hardirq(struct irq_bypass_producer *prod)
 }
 
 static int irqbp_register_producer(struct irq_bypass_producer *producer,
-				   irq_bypass_sync_t sync)
+				   irq_bypass_sync_t sync, bool fast_only)
 {
 	struct irqbp_entry *e;
 	int ret;
@@ -415,6 +419,7 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 	}
 
 	e->sync = sync;
+	e->fast_only = fast_only;
 	e->rcu_free = true;
 	WRITE_ONCE(e->prod, producer);
 	if (e->cons) {
@@ -422,6 +427,7 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 		if (ret) {
 			WRITE_ONCE(e->prod, NULL);
 			e->sync = NULL;
+			e->fast_only = false;
 			irqbp_put_entry(e);
 			goto out_unlock;
 		}
@@ -456,7 +462,7 @@ out_unlock:
  */
 int irq_bypass_register_producer(struct irq_bypass_producer *producer)
 {
-	return irqbp_register_producer(producer, NULL);
+	return irqbp_register_producer(producer, NULL, false);
 }
 EXPORT_SYMBOL_GPL(irq_bypass_register_producer);
 
@@ -485,9 +491,37 @@ int irq_bypass_register_fast_producer(struct irq_bypass_producer *producer,
 			return -EINVAL;
 		sync = irqbp_sync_hardirq;
 	}
-	return irqbp_register_producer(producer, sync);
+	return irqbp_register_producer(producer, sync, false);
 }
 EXPORT_SYMBOL_GPL(irq_bypass_register_fast_producer);
+
+/**
+ * irq_bypass_register_fast_only_producer - register a fast-path-only producer
+ * @producer: pointer to producer structure
+ * @sync: as for irq_bypass_register_fast_producer()
+ *
+ * As irq_bypass_register_fast_producer(), but pairing with the consumer of
+ * the token calls none of the add, del, stop and start callbacks of either
+ * side: the pair only carries irq_bypass_fastpath().  For a producer whose
+ * interrupt must not be handed to the consumer's own bypass (a level INTx
+ * line, which an IOMMU cannot post): KVM would otherwise set up posting for
+ * @producer->irq when the irqfd's route is an MSI.
+ *
+ * Context: process, may sleep.
+ *
+ * Return: as irq_bypass_register_fast_producer().
+ */
+int irq_bypass_register_fast_only_producer(struct irq_bypass_producer *producer,
+					   irq_bypass_sync_t sync)
+{
+	if (!sync) {
+		if (producer->irq <= 0)
+			return -EINVAL;
+		sync = irqbp_sync_hardirq;
+	}
+	return irqbp_register_producer(producer, sync, true);
+}
+EXPORT_SYMBOL_GPL(irq_bypass_register_fast_only_producer);
 
 /**
  * irq_bypass_unregister_producer - unregister IRQ bypass producer
@@ -516,6 +550,7 @@ void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 	irqbp_unpair(e);
 	WRITE_ONCE(e->prod, NULL);
 	e->sync = NULL;
+	e->fast_only = false;
 	irqbp_unmark(&producer->node);
 	irqbp_put_entry(e);
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-pci MSI/MSI-X handlers that offer each interrupt from hard irq, also
- * on PREEMPT_RT, to the irqbypass consumer paired with the vector's
- * producer.  A miss signals the eventfd as stock does: in hard irq on
- * !PREEMPT_RT, from the vector's irq thread on PREEMPT_RT, where eventfd's
- * wait-queue lock sleeps.  The thread signals once per interrupt counted in
- * ->pending, so no interrupt is merged with another or signalled twice.
+ * vfio-pci MSI/MSI-X and INTx handlers that offer each interrupt from hard
+ * irq, also on PREEMPT_RT, to the irqbypass consumer paired with the
+ * vector's producer.  A miss signals the eventfd as stock does: in hard irq
+ * on !PREEMPT_RT, from the vector's irq thread on PREEMPT_RT, where
+ * eventfd's wait-queue lock sleeps.  The thread signals once per interrupt
+ * counted in ->pending, so no interrupt is merged with another or signalled
+ * twice.
+ *
+ * INTx masks the device in the handler as stock does (DisINTx, or the line
+ * for devices without it) under ->lock, a raw lock vfio's mask and unmask
+ * paths take inside vdev->irqlock; the unmask stays with the resample path.
  *
  * The manager unpairs a fast producer only after synchronize_hardirq() on
  * the vector, so the consumer stays valid while the primary handler runs;
@@ -20,6 +25,7 @@
 #include <linux/kvm_irqbypass_version.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
+#include <linux/pci.h>
 
 #include "vfio_pci_fastpath.h"
 
@@ -30,7 +36,7 @@
 static bool fastpath = true;
 module_param(fastpath, bool, 0644);
 MODULE_PARM_DESC(fastpath,
-		 "Deliver MSI/MSI-X to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
+		 "Deliver MSI/MSI-X and INTx to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /* fastpath=0: stock's handler, force-threaded on PREEMPT_RT as stock. */
@@ -42,16 +48,26 @@ static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-/*
- * No sleeping lock: irq_bypass_fastpath() is lockless and the KVM consumer
- * takes raw locks only; eventfd_signal() only where its lock spins.
- */
-static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
+/* The stock path: MSI signals its eventfd, INTx calls vfio's function. */
+static void vfio_pci_fastpath_signal(struct vfio_pci_fastpath *fp)
 {
-	struct vfio_pci_fastpath *fp = arg;
+	if (fp->signal)
+		fp->signal(fp->opaque, fp->data);
+	else
+		eventfd_signal(fp->trigger);
+}
+
+/*
+ * Hard irq.  Offers the interrupt to the paired consumer; on a miss signals
+ * now (!PREEMPT_RT) or counts it for the irq thread.  No sleeping lock:
+ * irq_bypass_fastpath() is lockless and the KVM consumer takes raw locks
+ * only; eventfd_signal() only where its lock spins.
+ */
+static irqreturn_t vfio_pci_fastpath_deliver(struct vfio_pci_fastpath *fp,
+					     int irq)
+{
 	int ret;
 
-	lockdep_assert_irqs_disabled();
 	ret = irq_bypass_fastpath(fp->producer);
 	if (!ret) {
 		trace_vfio_fastpath_hit(irq);
@@ -60,7 +76,7 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	trace_vfio_fastpath_miss(irq, ret);
 
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT)) {
-		eventfd_signal(fp->trigger);
+		vfio_pci_fastpath_signal(fp);
 		return IRQ_HANDLED;
 	}
 
@@ -75,6 +91,13 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	return IRQ_WAKE_THREAD;
 }
 
+/* Hard irq, MSI/MSI-X. */
+static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
+{
+	lockdep_assert_irqs_disabled();
+	return vfio_pci_fastpath_deliver(arg, irq);
+}
+
 /* Woken on PREEMPT_RT only: one signal per interrupt not delivered. */
 static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
 {
@@ -84,7 +107,7 @@ static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
 	might_sleep();
 	n = atomic_xchg(&fp->pending, 0);
 	while (n-- > 0)
-		eventfd_signal(fp->trigger);
+		vfio_pci_fastpath_signal(fp);
 	return IRQ_HANDLED;
 }
 
@@ -107,6 +130,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 	might_sleep();
 	fp->producer = producer;
 	fp->trigger = trigger;
+	fp->signal = NULL;
 	atomic_set(&fp->pending, 0);
 	fp->fast = READ_ONCE(fastpath);
 
@@ -156,5 +180,163 @@ void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 {
 	might_sleep();
 	free_irq(irq, fp);
+	WARN_ON_ONCE(atomic_read(&fp->pending));
+}
+
+/*
+ * Hard irq, INTx: stock's vfio_intx_handler() with ->lock for irqlock, then
+ * the fast path.  A shared line's interrupt that is not the device's
+ * (masked already, or no INTx status) is IRQ_NONE and never reaches the
+ * guest.  A virtually disabled INTx stays masked and unsignalled, as
+ * vfio_send_intx_eventfd() leaves it.
+ */
+static irqreturn_t vfio_pci_fastpath_intx_primary(int irq, void *arg)
+{
+	struct vfio_pci_fastpath *fp = arg;
+	bool ours = true;
+
+	lockdep_assert_irqs_disabled();
+	raw_spin_lock(&fp->lock);
+	if (!fp->pci_2_3)
+		disable_irq_nosync(irq);
+	else if (*fp->masked || !pci_check_and_mask_intx(fp->pdev))
+		ours = false;
+	if (ours)
+		*fp->masked = true;
+	raw_spin_unlock(&fp->lock);
+
+	if (!ours)
+		return IRQ_NONE;
+	if (READ_ONCE(*fp->virq_disabled))
+		return IRQ_HANDLED;
+	return vfio_pci_fastpath_deliver(fp, irq);
+}
+
+/**
+ * vfio_pci_fastpath_intx_init - prepare the INTx context's fast-path state
+ * @fp: the INTx context's fast-path state
+ * @pdev: the device
+ * @pci_2_3: the device masks INTx with DisINTx
+ * @masked: vfio's masked flag of the INTx context
+ * @virq_disabled: vfio's virq_disabled flag of the device
+ * @producer: the INTx context's irqbypass producer
+ * @signal: vfio's INTx signal function
+ * @opaque: its first argument
+ * @data: its second argument
+ *
+ * Called before the INTx irq is requested and before vfio's mask and unmask
+ * paths can run (they take @fp->lock from then on).
+ */
+void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
+				 struct pci_dev *pdev, bool pci_2_3,
+				 bool *masked, const bool *virq_disabled,
+				 struct irq_bypass_producer *producer,
+				 vfio_pci_fastpath_signal_t signal,
+				 void *opaque, void *data)
+{
+	raw_spin_lock_init(&fp->lock);
+	fp->pdev = pdev;
+	fp->pci_2_3 = pci_2_3;
+	fp->masked = masked;
+	fp->virq_disabled = virq_disabled;
+	fp->producer = producer;
+	fp->signal = signal;
+	fp->opaque = opaque;
+	fp->data = data;
+	fp->trigger = NULL;
+	atomic_set(&fp->pending, 0);
+	fp->fast = false;
+}
+
+/**
+ * vfio_pci_fastpath_intx_request_irq - request the INTx line
+ * @fp: as passed to vfio_pci_fastpath_intx_init()
+ * @irqflags: stock's flags (IRQF_SHARED with DisINTx, else exclusive)
+ * @name: irq name, kept by the caller until vfio_pci_fastpath_intx_free_irq()
+ * @handler: stock's handler, used with fastpath=0
+ * @dev_id: stock's cookie for @handler
+ *
+ * With fastpath=1 the handler stays in hard irq (IRQF_NO_THREAD).  On
+ * PREEMPT_RT the line's other handlers are force-threaded, which makes them
+ * IRQF_ONESHOT, and shared handlers must agree on it: ours asks for it too
+ * (the line is unmasked when no thread was woken) and adopts it where the
+ * line has it (IRQF_COND_ONESHOT).  If the line's handlers still disagree
+ * (-EBUSY), stock's handler is requested instead.
+ *
+ * Return: 0 or the error of request_irq().
+ */
+int vfio_pci_fastpath_intx_request_irq(struct vfio_pci_fastpath *fp,
+				       unsigned long irqflags,
+				       const char *name, irq_handler_t handler,
+				       void *dev_id)
+{
+	unsigned int irq = fp->pdev->irq;
+	unsigned long flags;
+	int ret;
+
+	might_sleep();
+	fp->dev_id = dev_id;
+	if (READ_ONCE(fastpath)) {
+		flags = irqflags | IRQF_NO_THREAD | IRQF_COND_ONESHOT;
+		if (IS_ENABLED(CONFIG_PREEMPT_RT))
+			flags |= IRQF_ONESHOT;
+		ret = request_threaded_irq(irq, vfio_pci_fastpath_intx_primary,
+					   IS_ENABLED(CONFIG_PREEMPT_RT) ?
+					   vfio_pci_fastpath_thread : NULL,
+					   flags, name, fp);
+		if (ret != -EBUSY || !(irqflags & IRQF_SHARED)) {
+			fp->fast = !ret;
+			return ret;
+		}
+		pci_info(fp->pdev, "INTx line shared with handlers that disagree on IRQF_ONESHOT: stock handler\n");
+	}
+	fp->fast = false;
+	return request_irq(irq, handler, irqflags, name, dev_id);
+}
+
+/**
+ * vfio_pci_fastpath_intx_set_trigger - pair the INTx line with a new eventfd
+ * @fp: as passed to vfio_pci_fastpath_intx_request_irq(), after success
+ * @trigger: the eventfd vfio signals from now on, or NULL
+ *
+ * Unregisters the producer of the old eventfd (the manager waits for a
+ * running handler) and registers one for @trigger as a fast-only producer:
+ * an INTx line is never handed to KVM's posted-interrupt setup.  Without
+ * the fast handler nothing is registered, as in stock.
+ */
+void vfio_pci_fastpath_intx_set_trigger(struct vfio_pci_fastpath *fp,
+					struct eventfd_ctx *trigger)
+{
+	int ret;
+
+	might_sleep();
+	if (!fp->fast)
+		return;
+	irq_bypass_unregister_producer(fp->producer);
+	if (!trigger)
+		return;
+	fp->producer->token = trigger;
+	fp->producer->irq = fp->pdev->irq;
+	ret = irq_bypass_register_fast_only_producer(fp->producer, NULL);
+	if (ret)
+		pci_info(fp->pdev, "INTx irq bypass producer (token %p) registration fails: %d\n",
+			 trigger, ret);
+}
+
+/**
+ * vfio_pci_fastpath_intx_free_irq - free the INTx line
+ * @fp: as passed to vfio_pci_fastpath_intx_request_irq(), after success
+ *
+ * As vfio_pci_fastpath_free_irq(); unregisters the producer first.
+ */
+void vfio_pci_fastpath_intx_free_irq(struct vfio_pci_fastpath *fp)
+{
+	might_sleep();
+	if (!fp->fast) {
+		free_irq(fp->pdev->irq, fp->dev_id);
+		return;
+	}
+	irq_bypass_unregister_producer(fp->producer);
+	free_irq(fp->pdev->irq, fp);
 	WARN_ON_ONCE(atomic_read(&fp->pending));
 }

@@ -1,32 +1,58 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vfio-pci MSI/MSI-X fast path, called from vfio_pci_intrs.c.
+ * vfio-pci MSI/MSI-X and INTx fast path, called from vfio_pci_intrs.c.
  */
 #ifndef VFIO_PCI_FASTPATH_H
 #define VFIO_PCI_FASTPATH_H
 
 #include <linux/atomic.h>
+#include <linux/interrupt.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 struct eventfd_ctx;
 struct irq_bypass_producer;
+struct pci_dev;
+
+/* vfio's own INTx signal (vfio_send_intx_eventfd()): checks, then signals. */
+typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
 
 /**
- * struct vfio_pci_fastpath - per-vector state of the MSI/MSI-X handler
+ * struct vfio_pci_fastpath - per-vector state of the fast-path handlers
  * @producer: the vector's irqbypass producer (may never be registered)
- * @trigger: the vector's eventfd, referenced by the vector's context
+ * @trigger: the MSI vector's eventfd, referenced by the vector's context
  * @pending: interrupts the irq thread still has to signal (PREEMPT_RT)
  * @fast: the vector was requested with the fast-path handlers
+ * @lock: INTx: protects *@masked and the device's DisINTx bit against the
+ *	hard-irq handler; vfio takes it inside vdev->irqlock (a spinlock_t,
+ *	which sleeps on PREEMPT_RT, so the handler cannot take that one)
+ * @pdev: INTx: the device
+ * @masked: INTx: vfio's ctx->masked
+ * @virq_disabled: INTx: vfio's vdev->virq_disabled
+ * @signal: INTx: vfio's signal function, called with @opaque and @data
+ * @opaque: INTx: first argument of @signal
+ * @data: INTx: second argument of @signal
+ * @dev_id: INTx: the cookie stock's handler was requested with
+ * @pci_2_3: INTx: the device masks with DisINTx (else at the irqchip)
  *
- * Embedded in the vector's context; all fields are written before
- * request_threaded_irq() and stay constant until free_irq() returns, except
- * @pending (atomic, primary handler and irq thread).
+ * Embedded in the vector's context; all fields are written before the irq
+ * is requested and stay constant until free_irq() returns, except
+ * @pending (atomic, primary handler and irq thread) and *@masked (@lock).
  */
 struct vfio_pci_fastpath {
 	struct irq_bypass_producer *producer;
 	struct eventfd_ctx *trigger;
 	atomic_t pending;
 	bool fast;
+	raw_spinlock_t lock;
+	struct pci_dev *pdev;
+	bool *masked;
+	const bool *virq_disabled;
+	vfio_pci_fastpath_signal_t signal;
+	void *opaque;
+	void *data;
+	void *dev_id;
+	bool pci_2_3;
 };
 
 int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
@@ -36,5 +62,19 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp);
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq);
+
+void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
+				 struct pci_dev *pdev, bool pci_2_3,
+				 bool *masked, const bool *virq_disabled,
+				 struct irq_bypass_producer *producer,
+				 vfio_pci_fastpath_signal_t signal,
+				 void *opaque, void *data);
+int vfio_pci_fastpath_intx_request_irq(struct vfio_pci_fastpath *fp,
+				       unsigned long irqflags,
+				       const char *name, irq_handler_t handler,
+				       void *dev_id);
+void vfio_pci_fastpath_intx_set_trigger(struct vfio_pci_fastpath *fp,
+					struct eventfd_ctx *trigger);
+void vfio_pci_fastpath_intx_free_irq(struct vfio_pci_fastpath *fp);
 
 #endif /* VFIO_PCI_FASTPATH_H */

@@ -10,6 +10,12 @@
  * deasserts the pin and signals the resamplefd, which vfio consumes to
  * unmask the host line.  A missed unmask shows up as a lost interrupt, a
  * missed device ack as a storm of extra deliveries.
+ *
+ * With the kit's fast path on, vfio's INTx handler hands each interrupt to
+ * the irqfd from hard irq: the vfio_fastpath tracepoints must count one hit
+ * per interrupt and no miss (the IOAPIC pin through the irqfd's inject
+ * work, the split irqchip's MSI route atomically).  With stock modules or
+ * vfio_pci_core.fastpath=0 that check is skipped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fastpath_trace.h"
 #include "kvm_util_lite.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
@@ -34,11 +41,11 @@
 #include "linux/kvm_kit.h"
 #define TEST_IRQCHIP	IRQCHIP_SPLIT
 #define GUEST_FLAGS	0
-#define NR_TESTS	9
+#define NR_TESTS	10
 #else
 #define TEST_IRQCHIP	IRQCHIP_KERNEL
 #define GUEST_FLAGS	(GUEST_F_IOAPIC | GUEST_F_LEVEL)
-#define NR_TESTS	8
+#define NR_TESTS	9
 #endif
 
 #define TEST_GSI	5
@@ -89,7 +96,9 @@ int main(void)
 		.target = iters,
 	};
 	unsigned int raised = 0, delivered = 0, unacked = 0;
-	long long irqs_before, signalled = -1;
+	long long irqs_before, signalled = -1, hits = 0, misses = 0;
+	bool fast = false;
+	int host_irq = -1;
 	s32 trigger = -1, resample = -1;
 	struct lite_vm *vm = NULL;
 	bool irqfd = false, intx = false;
@@ -154,6 +163,10 @@ int main(void)
 		goto out;
 
 	irqs_before = proc_interrupts_count("vfio-intx(", edu.bdf);
+	host_irq = proc_interrupts_irq("vfio-intx(", edu.bdf);
+	fast = fastpath_enabled() && host_irq > 0 && fastpath_trace_start();
+	tap_diag("host irq %d, fast path %s", host_irq,
+		 fast ? "on (tracepoints counted)" : "off or stock modules");
 	for (i = 1; i <= iters; i++) {
 		edu_write(&edu, EDU_REG_IRQ_RAISE, 1);
 		raised++;
@@ -187,6 +200,15 @@ int main(void)
 	 */
 	tap_result(signalled >= raised,
 		   "host saw a vfio-intx interrupt for every raise");
+	if (fast) {
+		fastpath_trace_count(host_irq, &hits, &misses);
+		fastpath_trace_stop();
+		tap_result(hits == (long long)raised && misses == 0,
+			   "fast path: %lld hits, %lld misses for %u interrupts",
+			   hits, misses, raised);
+	} else {
+		tap_skip("fast path off or stock modules: no hit count");
+	}
 #if VFIO_INTX_SPLIT
 	tap_result(raised && vm->vcpu[0].eoi_exits == 0,
 		   "no KVM_EXIT_IOAPIC_EOI to userspace (%u for %u interrupts)",
