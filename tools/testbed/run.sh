@@ -22,6 +22,9 @@
 # clock (and the TSC) advances 2^SHIFT ns per guest instruction and jumps
 # over idle time, so guest-timed figures become repeatable path lengths
 # rather than host-load-dependent wall time (single-threaded TCG: slower).
+# Devices: an emulated Intel IOMMU and two edu devices, 00:03.0 (the one the
+# tests drive) and 00:07.0, which q35 routes to the same PIRQ: the host INTx
+# line is shared (vfio_intx_shared).
 # --qemu-arg ARG is passed to QEMU as one more argument (make netbench adds
 # its NICs this way); repeat it for each.
 # --trace-events turns those trace events on once, before CMD (tests that
@@ -118,7 +121,7 @@ for attempt in 1 2; do
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$repo $append" \
-		-device intel-iommu -device edu \
+		-device intel-iommu -device edu -device edu,addr=07.0 \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
 		< /dev/null 2>&1 | tr -d '\r' | tee "$log" | tb_filter

@@ -79,14 +79,19 @@ static bool copy_bdf(char *bdf, size_t len, const char *name)
 	return true;
 }
 
-static int edu_find(char *bdf, size_t len)
+/*
+ * The n-th edu in BDF order (readdir() order is the directory's, not the
+ * bus's); EDU_BDF in the environment names the first one.
+ */
+static int edu_find(char *bdf, size_t len, unsigned int n)
 {
 	const char *env = getenv("EDU_BDF");
+	char best[64] = "", prev[64] = "";
 	struct dirent *de;
+	unsigned int i;
 	DIR *dir;
-	int ret = -ENODEV;
 
-	if (env && *env) {
+	if (env && *env && n == 0) {
 		if (!is_edu(env) || !copy_bdf(bdf, len, env)) {
 			tap_diag("EDU_BDF=%s is not a %04x:%04x device", env,
 				 EDU_VENDOR, EDU_DEVICE);
@@ -94,18 +99,25 @@ static int edu_find(char *bdf, size_t len)
 		}
 		return 0;
 	}
-	dir = opendir(PCI_DEVICES);
-	if (!dir)
-		return -ENODEV;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] != '.' && is_edu(de->d_name) &&
-		    copy_bdf(bdf, len, de->d_name)) {
-			ret = 0;
-			break;
+	/* n + 1 passes, each taking the least BDF above the previous one. */
+	for (i = 0; i <= n; i++) {
+		dir = opendir(PCI_DEVICES);
+		if (!dir)
+			return -ENODEV;
+		best[0] = '\0';
+		while ((de = readdir(dir))) {
+			if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(best) ||
+			    strcmp(de->d_name, prev) <= 0 || !is_edu(de->d_name))
+				continue;
+			if (!best[0] || strcmp(de->d_name, best) < 0)
+				strcpy(best, de->d_name);
 		}
+		closedir(dir);
+		if (!best[0])
+			return -ENODEV;
+		strcpy(prev, best);
 	}
-	closedir(dir);
-	return ret;
+	return copy_bdf(bdf, len, best) ? 0 : -ENODEV;
 }
 
 /* Name of the driver bound to bdf, "" when unbound. */
@@ -261,6 +273,11 @@ static int edu_map_bar0(struct edu_dev *edu)
 
 int edu_open(struct edu_dev *edu)
 {
+	return edu_open_nth(edu, 0);
+}
+
+int edu_open_nth(struct edu_dev *edu, unsigned int n)
+{
 	static bool told;	/* a test may open it hundreds of times */
 	int ret;
 
@@ -269,10 +286,10 @@ int edu_open(struct edu_dev *edu)
 	edu->group_fd = -1;
 	edu->device_fd = -1;
 
-	ret = edu_find(edu->bdf, sizeof(edu->bdf));
+	ret = edu_find(edu->bdf, sizeof(edu->bdf), n);
 	if (ret)
 		return ret;
-	if (!told)
+	if (!told && n == 0)
 		tap_diag("edu device at %s", edu->bdf);
 	told = true;
 	ret = edu_bind_vfio(edu->bdf);

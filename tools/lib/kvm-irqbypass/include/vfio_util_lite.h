@@ -40,6 +40,8 @@ struct edu_dev {
  * The device starts with its interrupt status cleared.
  */
 int edu_open(struct edu_dev *edu);
+/* The same for the n-th edu in BDF order (0: the one edu_open() takes). */
+int edu_open_nth(struct edu_dev *edu, unsigned int n);
 void edu_close(struct edu_dev *edu);
 
 static inline u32 edu_read(struct edu_dev *edu, unsigned int reg)

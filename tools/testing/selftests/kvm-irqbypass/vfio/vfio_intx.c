@@ -26,6 +26,7 @@
 
 #include "fastpath_trace.h"
 #include "kvm_util_lite.h"
+#include "proc_util.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
@@ -37,11 +38,27 @@
 #ifndef VFIO_INTX_SPLIT
 #define VFIO_INTX_SPLIT	0
 #endif
+/*
+ * vfio_intx_shared.c builds it with VFIO_INTX_SHARED=1: a second edu on the
+ * same host INTx line, its INTx signalled to an eventfd of its own, raises
+ * before each of the first edu's interrupts.  The line's other handler must
+ * see IRQ_NONE from ours and the guest must never see those interrupts.
+ * VFIO_INTX_SHARED=2 (vfio_intx_shared_mixed.c) requests the other edu's
+ * line with vfio_pci_core.fastpath=0, i.e. stock's handler, which
+ * PREEMPT_RT force-threads: the two handlers must agree on IRQF_ONESHOT.
+ */
+#ifndef VFIO_INTX_SHARED
+#define VFIO_INTX_SHARED	0
+#endif
 #if VFIO_INTX_SPLIT
 #include "linux/kvm_kit.h"
 #define TEST_IRQCHIP	IRQCHIP_SPLIT
 #define GUEST_FLAGS	0
 #define NR_TESTS	10
+#elif VFIO_INTX_SHARED
+#define TEST_IRQCHIP	IRQCHIP_KERNEL
+#define GUEST_FLAGS	(GUEST_F_IOAPIC | GUEST_F_LEVEL)
+#define NR_TESTS	11
 #else
 #define TEST_IRQCHIP	IRQCHIP_KERNEL
 #define GUEST_FLAGS	(GUEST_F_IOAPIC | GUEST_F_LEVEL)
@@ -82,6 +99,106 @@ static int setup_split(struct lite_vm *vm)
 	return 0;
 }
 
+#define FASTPATH_PARAM	"/sys/module/vfio_pci_core/parameters/fastpath"
+
+/* The second edu of the shared-line variant. */
+struct other_edu {
+	struct edu_dev edu;
+	bool open;
+	bool intx;
+	bool stock;	/* requested with fastpath=0 (VFIO_INTX_SHARED=2) */
+	int efd;
+	unsigned int raised;
+	unsigned int signalled;	/* exactly one eventfd count per raise */
+	unsigned int bad;	/* raises not signalled exactly once */
+};
+
+static int host_irq_of(const char *bdf)
+{
+	char path[256];
+	long irq = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/irq", bdf);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &irq) != 1)
+		irq = -1;
+	fclose(f);
+	return (int)irq;
+}
+
+/* 0, -ENODEV (no second edu on the line: skip), or -errno. */
+static int other_open(struct other_edu *o, struct edu_dev *edu)
+{
+	int ret;
+
+	o->efd = -1;
+	ret = edu_open_nth(&o->edu, 1);
+	if (ret)
+		return ret;
+	o->open = true;
+	if (host_irq_of(o->edu.bdf) != host_irq_of(edu->bdf) ||
+	    host_irq_of(edu->bdf) <= 0) {
+		tap_diag("edu %s on host irq %d, edu %s on %d: not shared",
+			 edu->bdf, host_irq_of(edu->bdf), o->edu.bdf,
+			 host_irq_of(o->edu.bdf));
+		return -ENODEV;
+	}
+	o->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (o->efd < 0 || edu_check_alive(&o->edu))
+		return -EIO;
+	if (VFIO_INTX_SHARED == 2 && fastpath_enabled()) {
+		o->stock = write_text_file(FASTPATH_PARAM, "N");
+		if (!o->stock)
+			return -EIO;
+	}
+	ret = vfio_set_irqs(o->edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+			    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &o->efd);
+	if (o->stock && !write_text_file(FASTPATH_PARAM, "Y"))
+		ret = ret ?: -EIO;
+	o->intx = !ret;
+	return ret;
+}
+
+/*
+ * One interrupt of the other edu: signalled once on its eventfd, then
+ * acked at the device and unmasked through vfio, as a VMM would.
+ */
+static void other_raise(struct other_edu *o, int timeout_ms)
+{
+	u64 cnt = 0;
+	int waited;
+
+	o->raised++;
+	edu_write(&o->edu, EDU_REG_IRQ_RAISE, 1);
+	for (waited = 0; waited < timeout_ms; waited++) {
+		if (read(o->efd, &cnt, sizeof(cnt)) == sizeof(cnt))
+			break;
+		usleep(1000);
+	}
+	edu_write(&o->edu, EDU_REG_IRQ_ACK, ~0u);
+	vfio_set_irqs(o->edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+		      VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, NULL);
+	if (cnt == 1)
+		o->signalled++;
+	else if (!o->bad++)
+		tap_diag("other edu, raise %u: eventfd count %llu",
+			 o->raised, (unsigned long long)cnt);
+}
+
+static void other_close(struct other_edu *o)
+{
+	if (o->intx)
+		vfio_set_irqs(o->edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	if (o->efd >= 0)
+		close(o->efd);
+	if (o->open)
+		edu_close(&o->edu);
+}
+
 int main(void)
 {
 	int iters = test_iterations(500);
@@ -102,6 +219,7 @@ int main(void)
 	s32 trigger = -1, resample = -1;
 	struct lite_vm *vm = NULL;
 	bool irqfd = false, intx = false;
+	struct other_edu other = { .efd = -1 };
 	struct edu_dev edu;
 	u32 value;
 	int i, ret;
@@ -162,12 +280,26 @@ int main(void)
 			TEST_GSI))
 		goto out;
 
+	if (VFIO_INTX_SHARED) {
+		ret = other_open(&other, &edu);
+		if (ret == -ENODEV) {
+			tap_skip_rest("needs a second edu on the same host INTx line");
+			goto out;
+		}
+		if (!tap_result(!ret, "second edu %s shares host irq %d, INTx to its own eventfd (%s handler)",
+				other.edu.bdf, host_irq_of(edu.bdf),
+				other.stock ? "stock" : "the same"))
+			goto out;
+	}
+
 	irqs_before = proc_interrupts_count("vfio-intx(", edu.bdf);
 	host_irq = proc_interrupts_irq("vfio-intx(", edu.bdf);
 	fast = fastpath_enabled() && host_irq > 0 && fastpath_trace_start();
 	tap_diag("host irq %d, fast path %s", host_irq,
 		 fast ? "on (tracepoints counted)" : "off or stock modules");
 	for (i = 1; i <= iters; i++) {
+		if (VFIO_INTX_SHARED)
+			other_raise(&other, timeout);
 		edu_write(&edu, EDU_REG_IRQ_RAISE, 1);
 		raised++;
 		if (guest_run_until(vm, GUEST_PORT_POST_EOI, &value, timeout))
@@ -203,9 +335,11 @@ int main(void)
 	if (fast) {
 		fastpath_trace_count(host_irq, &hits, &misses);
 		fastpath_trace_stop();
-		tap_result(hits == (long long)raised && misses == 0,
-			   "fast path: %lld hits, %lld misses for %u interrupts",
-			   hits, misses, raised);
+		/* The other edu's trigger has no irqfd: all misses. */
+		tap_result(hits == (long long)raised &&
+			   misses == (long long)(other.stock ? 0 : other.raised),
+			   "fast path: %lld hits, %lld misses for %u interrupts (%u of the other edu)",
+			   hits, misses, raised, other.raised);
 	} else {
 		tap_skip("fast path off or stock modules: no hit count");
 	}
@@ -214,6 +348,12 @@ int main(void)
 		   "no KVM_EXIT_IOAPIC_EOI to userspace (%u for %u interrupts)",
 		   vm->vcpu[0].eoi_exits, raised);
 #endif
+
+	if (VFIO_INTX_SHARED)
+		tap_result(other.raised == (unsigned int)iters &&
+			   other.signalled == other.raised,
+			   "other edu on the line: %u of %u interrupts signalled once on its own eventfd, none to the guest",
+			   other.signalled, other.raised);
 
 	ret = guest_run_until(vm, GUEST_PORT_DONE, &value, timeout);
 	tap_result(!ret && value == (u32)iters,
@@ -247,6 +387,7 @@ out:
 		close(trigger);
 	if (resample >= 0)
 		close(resample);
+	other_close(&other);
 	/* Drop the memslot that points at the BAR before unmapping the BAR. */
 	vm_destroy(vm);
 	edu_close(&edu);
