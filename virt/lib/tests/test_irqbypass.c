@@ -733,6 +733,51 @@ static void test_fast_consumer(void)
 }
 
 /*
+ * A fast-only producer (vfio's INTx) pairs for the fast path alone: no
+ * add/del/stop/start callback of either side runs, the handler delivers,
+ * and unpairing still waits for the producer (sync).  A consumer without a
+ * handler pairs with it silently and the fast path misses.
+ */
+static void test_fast_only(void)
+{
+	struct tcons c;
+	struct tprod p;
+	int syncs;
+
+	tprod_init(&p, &tok[6], 41);
+	tcons_init(&c, &tok[6]);
+	c.expect_prod = &p;
+
+	EXPECT_EQ(irq_bypass_register_fast_only_producer(&p.p, tp_sync), 0);
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT(evlog_is(""));
+	EXPECT(token_paired(&tok[6]));
+	/* tc_handler counts a bad call unless the consumer was added: add it. */
+	WRITE_ONCE(c.paired, true);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	syncs = atomic_read(&tsync_calls);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
+	EXPECT(evlog_is(""));
+	EXPECT_EQ(tfast(&p), -ENODEV);
+
+	/* Consumer without a handler: paired, never published. */
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT(evlog_is(""));
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	irq_bypass_unregister_consumer(&c.c);
+	irq_bypass_unregister_producer(&p.p);
+	EXPECT(evlog_is(""));
+
+	/* Without sync, a valid irq is needed as for fast producers. */
+	p.p.irq = 0;
+	EXPECT_EQ(irq_bypass_register_fast_only_producer(&p.p, NULL), -EINVAL);
+	EXPECT(!token_known(&tok[6]));
+	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
+}
+
+/*
  * Only fast producers are published, and their unpair calls their sync
  * callback once (no grace period); a plain producer (vhost-vdpa) pays
  * nothing for the fast path.
@@ -1120,7 +1165,7 @@ static void run(const char *name, void (*fn)(void))
 }
 
 #define RUN(t) run(#t, t)
-#define NR_TESTS 16
+#define NR_TESTS 17
 
 static int __init test_irqbypass_init(void)
 {
@@ -1138,6 +1183,7 @@ static int __init test_irqbypass_init(void)
 	RUN(test_module_refcount);
 	RUN(test_fastpath);
 	RUN(test_fast_consumer);
+	RUN(test_fast_only);
 	RUN(test_opt_in);
 	RUN(test_shared_token);
 	RUN(test_debugfs);
