@@ -13,7 +13,7 @@ nok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
 mi() { modinfo -b "$MODROOT" -k "$KREL" "$@" 2>/dev/null; }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
 	f=$(mi -F filename "$m")
 	want=kernel/
@@ -26,6 +26,20 @@ for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
 		nok "$m loaded from $want (modprobe resolves $f)"
 	fi
 done
+# MODULE_VERSION: every module of ours says the kit's version, stock's none.
+want=$(sed -n 's/^#define KVM_IRQBYPASS_VERSION "\(.*\)"$/\1/p' \
+	"$(dirname "$0")/../../include/linux/kvm_irqbypass_version.h")
+[ "${KIT_EXPECT:-$KIT_MODULES}" = kit ] || want=
+got=
+for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
+	got="$got $m=$(cat "/sys/module/$m/version" 2>/dev/null)"
+done
+if [ "$got" = "$(for m in irqbypass kvm "$KIT_KVM" vfio_pci_core vfio_pci; do
+	printf ' %s=%s' "$m" "$want"; done)" ]; then
+	ok "/sys/module/*/version:$got"
+else
+	nok "/sys/module/*/version:$got (want '${want:-none}')"
+fi
 for m in vfio vfio_iommu_type1; do
 	if [ -d "/sys/module/$m" ] && [[ "$(mi -F filename "$m")" == */kernel/* ]]; then
 		ok "stock $m loaded against these modules"
