@@ -28,6 +28,8 @@
 #                             testbed, stock vs kit: build/report/conformance.csv
 #                             (KLINE=all, CONFORMANCE_SUITES=kut|selftests,
 #                             CONFORMANCE_TESTS="a b", KUT_SRC=checkout)
+#   make bochs                Bochs 3.0 (VMX with APICv) with patches/bochs-3.0/
+#                             into build/bochs/, for make check TESTBED=bochs3
 #   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
 #   make status               per installed kernel: which of the six modules are
 #                             the kit's (and their version), which stock
@@ -49,7 +51,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass bench-lifecycle netbench conformance
+	bench-irqbypass bench-lifecycle netbench conformance bochs
 
 all modules:
 	@$(K)/build.sh
@@ -109,6 +111,9 @@ netbench:
 
 conformance:
 	@$(K)/conformance.sh
+
+bochs:
+	@$(K)/bochs.sh
 
 testbed:
 	@$(K)/testbed.sh --modules kit
