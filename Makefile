@@ -9,7 +9,9 @@
 #   make check                build, sparse, checkpatch, testbed selftests
 #   make check TESTBED=bochs  the same, the testbed on bochs (kvm_intel on
 #                             emulated VMX) instead of QEMU (kvm_amd, SVM);
-#                             TESTBED="qemu bochs" runs both
+#                             TESTBED="qemu bochs" runs both;
+#   make check TESTBED=bochs3 the same on Bochs 3.0 (make bochs): kvm_intel
+#                             with APICv (posted interrupts), two CPUs
 #   make check-all            make check for all four targets (generic ones
 #                             on both testbeds)
 #   make check-debug          make check on the debug kernel (lockdep, KASAN, ...),
