@@ -79,13 +79,14 @@ tar -xJf "$tarball" -C "$src" || die "extracting $tarball failed"
 # The archive holds the bochs/ directory of the Bochs repository.
 [ -x "$src/bochs/configure" ] && src=$src/bochs
 [ -x "$src/configure" ] || die "$tarball: no configure script"
+: > "$log"
 for p in "${series[@]}"; do
 	step "bochs: applying $p"
-	patch -d "$src" -p1 --batch --forward < "$pdir/$p" > "$log" 2>&1 ||
-		{ cat "$log" >&2; die "patch $p does not apply"; }
+	patch -d "$src" -p1 --batch --forward < "$pdir/$p" >> "$log" 2>&1 ||
+		{ tail -n 20 "$log" >&2; die "patch $p does not apply"; }
 done
 step "bochs: configure (log: ${log#"$kit_top"/})"
-(cd "$src" && ./configure --prefix="$inst" "${cfg[@]}") > "$log" 2>&1 ||
+(cd "$src" && ./configure --prefix="$inst" "${cfg[@]}") >> "$log" 2>&1 ||
 	{ tail -n 20 "$log" >&2; die "bochs: configure failed"; }
 step "bochs: make -j$(nproc)"
 make -C "$src" -j"$(nproc)" >> "$log" 2>&1 ||
