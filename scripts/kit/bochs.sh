@@ -33,8 +33,9 @@ if [ -z "$tarball" ]; then
 		[ -n "$tarball" ] && break
 	done
 fi
-[ -n "$tarball" ] && [ -f "$tarball" ] ||
+if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 	die "no ../shared/third_party/bochs-*.tar.xz beside the repository: set BOCHS_TARBALL"
+fi
 tarball=$(readlink -f "$tarball")
 
 pdir=$kit_top/patches/bochs-3.0
