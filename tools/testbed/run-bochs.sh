@@ -66,7 +66,10 @@ else
 	[ "$smp" = 1 ] || die "--smp: only with --bochs3 (the generic CPU below is one CPU)"
 fi
 case "$bochs" in /*) ;; *) bochs=$repo/$bochs ;; esac
-[ -x "$bochs" ] || die "no bochs at $bochs (make bochs builds Bochs 3.0)"
+if [ ! -x "$bochs" ]; then
+	[ $bochs3 = 1 ] && die "no bochs at $bochs (make bochs builds Bochs 3.0)"
+	die "no bochs at $bochs: install the testbed's packages (bochs, bochsbios, vgabios)"
+fi
 tb_init xorriso busybox modprobe depmod xz cpio
 tb_rundir "${name:-$backend-$modules}" "$modules"
 tb_cmdfiles "$backend" "$modules" kvm_intel "$@"
