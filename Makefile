@@ -13,7 +13,8 @@
 #   make check TESTBED=bochs3 the same on Bochs 3.0 (make bochs): kvm_intel
 #                             with APICv (posted interrupts), two CPUs
 #   make check-all            make check for all four targets (generic ones
-#                             on qemu and bochs, 6.12 generic also on bochs3)
+#                             on qemu and bochs, rt on qemu; 6.12 also on
+#                             bochs3)
 #   make check-debug          make check on the debug kernel (lockdep, KASAN, ...),
 #                             with the reliability campaign
 #   make campaign [MODULES=stock] the reliability campaign alone in the testbed
