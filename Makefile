@@ -9,9 +9,12 @@
 #   make check                build, sparse, checkpatch, testbed selftests
 #   make check TESTBED=bochs  the same, the testbed on bochs (kvm_intel on
 #                             emulated VMX) instead of QEMU (kvm_amd, SVM);
-#                             TESTBED="qemu bochs" runs both
+#                             TESTBED="qemu bochs" runs both;
+#   make check TESTBED=bochs3 the same on Bochs 3.0 (make bochs): kvm_intel
+#                             with APICv (posted interrupts), two CPUs
 #   make check-all            make check for all four targets (generic ones
-#                             on both testbeds)
+#                             on qemu and bochs, rt on qemu; 6.12 also on
+#                             bochs3)
 #   make check-debug          make check on the debug kernel (lockdep, KASAN, ...),
 #                             with the reliability campaign
 #   make campaign [MODULES=stock] the reliability campaign alone in the testbed
@@ -28,6 +31,8 @@
 #                             testbed, stock vs kit: build/report/conformance.csv
 #                             (KLINE=all, CONFORMANCE_SUITES=kut|selftests,
 #                             CONFORMANCE_TESTS="a b", KUT_SRC=checkout)
+#   make bochs                Bochs 3.0 (VMX with APICv) with patches/bochs-3.0/
+#                             into build/bochs/, for make check TESTBED=bochs3
 #   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
 #   make status               per installed kernel: which of the six modules are
 #                             the kit's (and their version), which stock
@@ -49,7 +54,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass bench-lifecycle netbench conformance
+	bench-irqbypass bench-lifecycle netbench conformance bochs
 
 all modules:
 	@$(K)/build.sh
@@ -109,6 +114,9 @@ netbench:
 
 conformance:
 	@$(K)/conformance.sh
+
+bochs:
+	@$(K)/bochs.sh
 
 testbed:
 	@$(K)/testbed.sh --modules kit

@@ -36,7 +36,9 @@ if [ "${1:-}" = --list ]; then
 		 scripts/kit/prepare.sh scripts/kit/target.sh scripts/kit/install.sh; do
 		echo "$src/$f"
 	done
-	(cd "$kit_top" && git ls-files -- virt arch drivers include backport-include patches) |
+	# (Not the Bochs patches of the bochs3 testbed: nothing to do with dkms.)
+	(cd "$kit_top" && git ls-files -- virt arch drivers include backport-include patches \
+		':!patches/bochs-*') |
 		sed "s|^|$src/|"
 	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
 	echo usr/lib/kvm-irqbypass/modprobe-guard
@@ -60,6 +62,7 @@ build_deb() {
 	mkdir -p "$work/scripts"
 	(cd "$kit_top" && cp -r --parents Makefile Kbuild dkms.conf debian virt arch drivers \
 		include backport-include patches scripts/kit "$work/")
+	rm -rf "$work"/patches/bochs-*
 	# Build products of an in-tree build never go into the package.
 	find "$work" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod' \
 		-o -name '*.mod.c' \) -delete

@@ -6,24 +6,32 @@
 # extract the kernel image, and run the testbed with its inputs in the
 # environment (tools/testbed/lib.sh).
 #
-#   scripts/kit/testbed.sh [--bochs] [tools/testbed/run.sh options] -- CMD...
+#   scripts/kit/testbed.sh [--bochs|--bochs3] [tools/testbed/run.sh options] -- CMD...
 #
 # --bochs: tools/testbed/run-bochs.sh instead of tools/testbed/run.sh (QEMU).
+# --bochs3: run-bochs.sh --bochs3, on the Bochs 3.0 of make bochs (built
+# first if missing or stale; VMX with APICv).
 # Exit code: the testbed's.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-runner=run.sh
+runner=(run.sh)
 pkgs=(qemu-system-x86)
-if [ "${1:-}" = --bochs ]; then
-	runner=run-bochs.sh
+case "${1:-}" in
+--bochs)
+	runner=(run-bochs.sh)
 	pkgs=(bochs bochsbios vgabios isolinux syslinux-common xorriso)
-	shift
-fi
+	shift ;;
+--bochs3)
+	"$kit_top/scripts/kit/bochs.sh" >&2
+	runner=(run-bochs.sh --bochs3)
+	pkgs=(isolinux syslinux-common xorriso)
+	shift ;;
+esac
 kit_target
 kit_need_pkgs "${pkgs[@]}" busybox-static kmod xz-utils cpio
 kit_image
 TB_IMAGE=$IMGROOT TB_DIR=$B/testbed/$KREL TB_KIT_BUILD=$B/$KREL
 export TB_IMAGE TB_DIR TB_KIT_BUILD
-exec "$kit_top/tools/testbed/$runner" "$@"
+exec "$kit_top/tools/testbed/${runner[0]}" "${runner[@]:1}" "$@"

@@ -51,6 +51,13 @@ guest_entry:
 	xorl	%eax, %eax
 	outl	%eax, %dx
 	sti
+	/*
+	 * A vCPU that stays in the guest if the host asks: no HLT exit, and
+	 * no PAUSE either, which pause-loop exiting would turn into exits.
+	 */
+	testl	$GUEST_F_SPIN, GPARAM_FLAGS(%ebp)
+	jz	3f
+4:	jmp	4b
 3:	hlt
 	jmp	3b
 

@@ -61,6 +61,7 @@
 /* guest_params.flags */
 #define GUEST_F_IOAPIC		0x1	/* program IOAPIC pin ioapic_pin */
 #define GUEST_F_LEVEL		0x2	/* ... level-triggered */
+#define GUEST_F_SPIN		0x4	/* after sti, spin instead of hlt */
 
 /* Exception stubs in guest_code.S are this far apart. */
 #define GUEST_FAULT_STUB_SIZE	8

@@ -27,7 +27,7 @@ static void *vcpu_thread(void *arg)
 	sigaddset(&set, SIGALRM);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	while (!READ_ONCE(r->stop)) {
-		ret = guest_run(r->vm, &ex, 100);
+		ret = _vcpu_run(r->vcpu ? r->vcpu : &r->vm->vcpu[0], &ex, 100);
 		if (ret == -ETIMEDOUT)
 			continue;
 		if (ret) {
@@ -53,9 +53,11 @@ static void block_sigalrm(bool block)
 	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
-int vcpu_runner_start(struct vcpu_runner *r, struct lite_vm *vm, int cpu)
+static int runner_start(struct vcpu_runner *r, struct lite_vm *vm,
+			struct lite_vcpu *vcpu, int cpu)
 {
 	r->vm = vm;
+	r->vcpu = vcpu;
 	r->cpu = cpu;
 	r->stop = false;
 	r->err = 0;
@@ -64,6 +66,17 @@ int vcpu_runner_start(struct vcpu_runner *r, struct lite_vm *vm, int cpu)
 		return -EAGAIN;
 	r->running = true;
 	return 0;
+}
+
+int vcpu_runner_start(struct vcpu_runner *r, struct lite_vm *vm, int cpu)
+{
+	return runner_start(r, vm, NULL, cpu);
+}
+
+int vcpu_runner_start_vcpu(struct vcpu_runner *r, struct lite_vcpu *vcpu,
+			   int cpu)
+{
+	return runner_start(r, vcpu->vm, vcpu, cpu);
 }
 
 void vcpu_runner_stop(struct vcpu_runner *r)
