@@ -110,12 +110,12 @@ static int edu_find(char *bdf, size_t len, unsigned int n)
 			    strcmp(de->d_name, prev) <= 0 || !is_edu(de->d_name))
 				continue;
 			if (!best[0] || strcmp(de->d_name, best) < 0)
-				strcpy(best, de->d_name);
+				snprintf(best, sizeof(best), "%s", de->d_name);
 		}
 		closedir(dir);
 		if (!best[0])
 			return -ENODEV;
-		strcpy(prev, best);
+		memcpy(prev, best, sizeof(prev));
 	}
 	return copy_bdf(bdf, len, best) ? 0 : -ENODEV;
 }

@@ -286,7 +286,7 @@ int main(void)
 			tap_skip_rest("needs a second edu on the same host INTx line");
 			goto out;
 		}
-		if (!tap_result(!ret, "second edu %s shares host irq %d, INTx to its own eventfd (%s handler)",
+		if (!tap_result(!ret, "second edu %s on host irq %d, own eventfd (%s handler)",
 				other.edu.bdf, host_irq_of(edu.bdf),
 				other.stock ? "stock" : "the same"))
 			goto out;
