@@ -43,6 +43,7 @@ if [ "${1:-}" = --list ]; then
 	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
 	echo usr/lib/kvm-irqbypass/modprobe-guard
 	echo usr/lib/modprobe.d/kvm-irqbypass.conf
+	echo usr/share/initramfs-tools/hooks/kvm-irqbypass-dkms
 	exit 0
 fi
 
@@ -142,6 +143,34 @@ case "${1:-}" in
 	! grep -qE '/kernel/virt/lib/irqbypass\.ko' <<< "$list" ||
 		die "the initramfs carries the stock irqbypass"
 	echo "deb: mkinitramfs $KREL with vfio-pci listed packs the kit's irqbypass, not the stock one"
+	# The kmod hook copies the modprobe rule into every initramfs: its
+	# guard must be there and run, or vfio-pci would not load at boot.
+	grep -qx 'usr/lib/modprobe.d/kvm-irqbypass.conf' <<< "$list" ||
+		die "the initramfs does not carry the modprobe rule (make install installs it)"
+	grep -qx 'usr/lib/kvm-irqbypass/modprobe-guard' <<< "$list" ||
+		die "the initramfs carries the modprobe rule but not its guard: modprobe vfio_pci would fail at boot"
+	unmkinitramfs "$tmp/initrd.img" "$tmp/x"
+	x=$tmp/x
+	[ -d "$x/main" ] && x=$x/main
+	# Every command the guard runs, resolved in the initramfs itself; its
+	# modinfo (kmod's, busybox's has no -k) finds the kit's version.
+	# shellcheck disable=SC2016 # expanded by the initramfs's shell
+	# (The initramfs has no /dev: nothing is redirected in there.)
+	cmds=$(chroot "$x" /bin/sh -c 'for c in modprobe modinfo insmod find head tr cat uname; do
+		command -v $c || { echo "initramfs: no $c"; exit 1; }; done') ||
+		{ echo "$cmds" | tail -n 1; die "the initramfs lacks a command the guard needs"; }
+	iver=$(chroot "$x" /sbin/modinfo -k "$KREL" -F version irqbypass) ||
+		die "modinfo in the initramfs failed"
+	[ "$iver" = "$ver" ] || die "modinfo in the initramfs: irqbypass version '$iver', expected $ver"
+	# Every module's dependencies, by the initramfs's own modules.dep.
+	md=$(find "$x" -path "*/lib/modules/$KREL/modules.dep" | head -n 1)
+	[ -n "$md" ] || die "the initramfs has no modules.dep for $KREL"
+	miss=$(awk -F: -v d="${md%/modules.dep}" '{ n = split($2, a, " ")
+		for (i = 1; i <= n; i++) if (system("test -e " d "/" a[i]) != 0) print $1 " needs " a[i] }' "$md")
+	[ -z "$miss" ] || { echo "$miss" | sed 's/^/  /'; die "the initramfs lacks dependencies of its modules"; }
+	grep -qF "updates/kvm-irqbypass/vfio-pci-core.ko" <<< "$(cd "$x" && find . -name '*.ko')" ||
+		die "the initramfs does not carry the kit's vfio-pci-core"
+	echo "deb: the initramfs carries the modprobe guard, vfio-pci's dependencies and irqbypass $iver (its own modinfo)"
 	;;
 --check-install)
 	kit_target

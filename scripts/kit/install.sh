@@ -8,6 +8,9 @@
 # restores the stock modules.  KIT_INSTALL_ROOT=/some/dir installs into a
 # staging root instead (depmod -b), for packaging and tests.
 #
+# Both also install or remove the modprobe guard (debian/modprobe-guard,
+# its rule and its initramfs hook) unless the dkms package owns them.
+#
 # Both keep the initramfs consistent with what modprobe loads: when
 # /boot/initrd.img-<krel> carries any of the six modules (a passthrough host
 # lists vfio-pci in /etc/initramfs-tools/modules), it is rebuilt with
@@ -48,6 +51,31 @@ initramfs_sync() {
 	fi
 }
 
+# The package's modprobe guard, its rule and its initramfs hook
+# (debian/rules installs the same three): make install puts them in place
+# unless the dkms package owns them already; make uninstall removes them
+# once no kernel has the kit under updates/kvm-irqbypass.
+guard_files=(
+	"debian/modprobe-guard:/usr/lib/kvm-irqbypass/modprobe-guard:0755"
+	"debian/modprobe.conf:/usr/lib/modprobe.d/kvm-irqbypass.conf:0644"
+	"debian/initramfs-hook:/usr/share/initramfs-tools/hooks/kvm-irqbypass-dkms:0755"
+)
+guard() {
+	local e src dst mode
+	for e in "${guard_files[@]}"; do
+		IFS=: read -r src dst mode <<< "$e"
+		if [ -z "$root" ] && dpkg-query -S "$dst" > /dev/null 2>&1; then
+			continue	# the package's copy
+		fi
+		if [ "$1" = install ]; then
+			install -D -m "$mode" "$kit_top/$src" "$root$dst"
+		else
+			rm -f "$root$dst"
+		fi
+	done
+	[ "$1" = install ] || rmdir "$root/usr/lib/kvm-irqbypass" 2> /dev/null || true
+}
+
 if [ "$action" = dkms-post ]; then
 	k=${2:?dkms-post KREL}
 	# dkms runs this before its own depmod: the initramfs needs it now.
@@ -74,7 +102,9 @@ install)
 		install -m 0644 "$B/$KREL/$m.ko" "$dir/"
 	done
 	depmod ${root:+-b "$root"} "$KREL"
+	guard install
 	echo "kit: installed into $dir; modprobe now loads them (rmmod the stock ones first, or reboot)"
+	echo "kit: modprobe guard in /usr/lib/modprobe.d/kvm-irqbypass.conf (stock modules if a stock irqbypass is loaded)"
 	initramfs_sync "$KREL"
 	;;
 uninstall)
@@ -82,6 +112,9 @@ uninstall)
 	rmdir --ignore-fail-on-non-empty "${dir%/*}" 2> /dev/null || true
 	[ -d "$root/lib/modules/$KREL" ] && depmod ${root:+-b "$root"} "$KREL"
 	echo "kit: removed $dir; modprobe loads the stock modules again"
+	if ! compgen -G "$root/lib/modules/*/updates/kvm-irqbypass" > /dev/null; then
+		guard uninstall
+	fi
 	if [ -d "$root/lib/modules/$KREL" ]; then initramfs_sync "$KREL"; fi
 	;;
 *) die "unknown action $action" ;;
