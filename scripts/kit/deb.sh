@@ -131,9 +131,11 @@ case "${1:-}" in
 	flock 8
 	trap '"$kit_top/scripts/kit/install.sh" uninstall > /dev/null 2>&1; rm -rf "$tmp"' EXIT
 	"$kit_top/scripts/kit/install.sh" install
-	# A passthrough host's initramfs: vfio-pci listed, only listed modules.
+	# A passthrough host's initramfs: vfio-pci listed, only listed modules,
+	# and no busybox (klibc's utilities only: the harder case, which the
+	# hook must cover, whatever this machine has installed).
 	cp -r /etc/initramfs-tools "$tmp/conf"
-	sed -i 's/^MODULES=.*/MODULES=list/' "$tmp/conf/initramfs.conf"
+	sed -i 's/^MODULES=.*/MODULES=list/; s/^BUSYBOX=.*/BUSYBOX=n/' "$tmp/conf/initramfs.conf"
 	echo vfio-pci >> "$tmp/conf/modules"
 	mkinitramfs -d "$tmp/conf" -o "$tmp/initrd.img" "$KREL"
 	list=$(lsinitramfs "$tmp/initrd.img")
@@ -159,6 +161,16 @@ case "${1:-}" in
 	cmds=$(chroot "$x" /bin/sh -c 'for c in modprobe modinfo insmod find head tr cat uname; do
 		command -v $c || { echo "initramfs: no $c"; exit 1; }; done') ||
 		{ echo "$cmds" | tail -n 1; die "the initramfs lacks a command the guard needs"; }
+	# And they run there (their libraries came along): the guard's stock
+	# lookup (load_stock), on a stock module the initramfs carries.
+	# shellcheck disable=SC2016 # expanded by the initramfs's shell
+	sk=$(chroot "$x" /bin/sh -c 'find -H /lib/modules/'"$KREL"'/kernel/ -name "vfio.ko*" \
+		-o -name "$(echo vfio | tr _ -).ko*" | head -n 1') ||
+		die "the guard's find | head | tr failed in the initramfs"
+	case "$sk" in
+	*/kernel/drivers/vfio/vfio.ko*) ;;
+	*) die "the guard's lookup in the initramfs found '$sk', not the stock vfio" ;;
+	esac
 	iver=$(chroot "$x" /sbin/modinfo -k "$KREL" -F version irqbypass) ||
 		die "modinfo in the initramfs failed"
 	[ "$iver" = "$ver" ] || die "modinfo in the initramfs: irqbypass version '$iver', expected $ver"
