@@ -207,6 +207,25 @@ case "${1:-}" in
 			{ echo "deb: $m has no version $ver" >&2; rc=1; }
 	done
 	"$kit_top/scripts/kit/status.sh" | sed 's/^/  /'
+	# A new kernel: take KREL back to "no build", as a kernel installed
+	# after the package would be, then run the hook every Debian kernel
+	# package's postinst runs (/etc/kernel/postinst.d/dkms, dkms
+	# autoinstall): it must build and install the kit for KREL again.
+	step "a new kernel: dkms unbuild for $KREL, then /etc/kernel/postinst.d/dkms $KREL"
+	dkms unbuild "kvm-irqbypass/$ver" -k "$KREL" > "$B/deb/autoinstall.log" 2>&1 ||
+		{ tail -n 20 "$B/deb/autoinstall.log" >&2; rc=1; }
+	resolved "$KREL" kernel > /dev/null ||
+		{ echo "deb: after dkms unbuild -k $KREL, modprobe does not resolve to stock" >&2; rc=1; }
+	start=$SECONDS
+	/etc/kernel/postinst.d/dkms "$KREL" >> "$B/deb/autoinstall.log" 2>&1 ||
+		{ tail -n 20 "$B/deb/autoinstall.log" >&2; rc=1; }
+	dkms status -m kvm-irqbypass -k "$KREL" 2> /dev/null | grep ': installed' > /dev/null ||
+		{ echo "deb: autoinstall did not install kvm-irqbypass for $KREL (${B#"$kit_top"/}/deb/autoinstall.log)" >&2; rc=1; }
+	if resolved "$KREL" updates/dkms > /dev/null; then
+		echo "deb: autoinstall rebuilt and installed the kit for $KREL in $((SECONDS - start)) s"
+	else
+		rc=1
+	fi
 	# The testbed boots this machine's kernel image on this machine's root
 	# (--modules host): what modprobe loads is what dkms installed.
 	make -s -C "$kit_top/tools/testing/selftests/kvm-irqbypass" OUTPUT="$B/selftests" \
