@@ -11,7 +11,9 @@
 #                         qemu: kvm_amd on TCG's SVM; bochs: kvm_intel on
 #                         bochs' VMX, no PCI device; bochs3: kvm_intel on
 #                         the VMX with APICv of make bochs's Bochs 3.0, two
-#                         CPUs, checked to load with enable_apicv=Y)
+#                         CPUs, checked to load with enable_apicv=Y; the
+#                         posted-interrupt checks of posted_intr and
+#                         posted_fastpath run there and skip elsewhere)
 #   KIT_CAMPAIGN=1  the selftests plus the reliability campaign
 #                   (Documentation/reliability.rst); on by default with
 #                   KIT_DEBUG=1 (make check-debug)

@@ -90,6 +90,8 @@ for t in modprobe modinfo insmod rmmod lsmod depmod; do
 	ln -s /usr/bin/kmod "$ir/usr/sbin/$t"
 done
 put "$tb_top"/*.sh "$out/env" "$out/cmd.sh"
+# module_checks.sh reads the kit's version from the repository's header.
+put "$repo/include/linux/kvm_irqbypass_version.h"
 
 # The arguments of CMD that name host files (relative ones from the
 # repository, as cmd.sh runs there).

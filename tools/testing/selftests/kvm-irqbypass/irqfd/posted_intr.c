@@ -39,6 +39,7 @@
 #include "kvm_util_lite.h"
 #include "tap.h"
 #include "vcpu_runner.h"
+#include "vcpu_stats.h"
 
 #define TESTS_PER_CASE	5
 #define NR_CASES	4
@@ -48,128 +49,6 @@
 #define IPI_VECTOR	TEST_MSI_VECTOR		/* vCPU 1 -> vCPU 0 */
 #define SENDER_VECTOR	(TEST_MSI_VECTOR + 1)	/* the MSI to vCPU 1 */
 #define LAPIC_ICR	0x300
-
-enum stat_id { ST_EXITS, ST_IRQ_EXITS, ST_HALT_EXITS, ST_REQ_EVENT,
-	       ST_IRQ_INJECTIONS, NR_STATS };
-static const char *const stat_names[NR_STATS] = {
-	"exits", "irq_exits", "halt_exits", "req_event", "irq_injections",
-};
-
-struct vcpu_stats {
-	int fd;
-	off_t data_offset;
-	off_t offset[NR_STATS];	/* of each counter in the data block */
-};
-
-/* The vCPU's binary statistics: the offsets of the counters we read. */
-static int stats_open(struct lite_vcpu *vcpu, struct vcpu_stats *s)
-{
-	struct kvm_stats_header h;
-	struct kvm_stats_desc *d;
-	size_t dsize;
-	char *descs;
-	unsigned int i, k, found = 0;
-
-	s->fd = ioctl(vcpu->fd, KVM_GET_STATS_FD, NULL);
-	if (s->fd < 0) {
-		tap_diag("KVM_GET_STATS_FD: %s", strerror(errno));
-		return -errno;
-	}
-	if (pread(s->fd, &h, sizeof(h), 0) != sizeof(h))
-		return -EIO;
-	dsize = sizeof(*d) + h.name_size;
-	descs = calloc(h.num_desc, dsize);
-	if (!descs)
-		return -ENOMEM;
-	if (pread(s->fd, descs, h.num_desc * dsize, h.desc_offset) !=
-	    (ssize_t)(h.num_desc * dsize)) {
-		free(descs);
-		return -EIO;
-	}
-	s->data_offset = h.data_offset;
-	for (i = 0; i < h.num_desc; i++) {
-		d = (struct kvm_stats_desc *)(descs + i * dsize);
-		for (k = 0; k < NR_STATS; k++) {
-			if (strcmp(d->name, stat_names[k]))
-				continue;
-			s->offset[k] = d->offset;
-			found |= 1u << k;
-		}
-	}
-	free(descs);
-	for (k = 0; k < NR_STATS; k++) {
-		if (!(found & (1u << k))) {
-			tap_diag("vCPU statistic %s: not found", stat_names[k]);
-			return -ENOENT;
-		}
-	}
-	return 0;
-}
-
-static u64 stat_read(const struct vcpu_stats *s, enum stat_id k)
-{
-	u64 v = 0;
-
-	if (pread(s->fd, &v, sizeof(v), s->data_offset + s->offset[k]) != sizeof(v))
-		return 0;
-	return v;
-}
-
-static void stats_snap(const struct vcpu_stats *s, u64 *v)
-{
-	for (int k = 0; k < NR_STATS; k++)
-		v[k] = stat_read(s, k);
-}
-
-static bool apicv_enabled(void)
-{
-	char c = 0;
-	int fd = open("/sys/module/kvm_intel/parameters/enable_apicv", O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	if (read(fd, &c, 1) != 1)
-		c = 0;
-	close(fd);
-	return c == 'Y';
-}
-
-static void pin_self(int cpu)
-{
-	cpu_set_t cpus;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(cpu, &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);
-}
-
-/* Wait until the ISR count reaches want; false after timeout_ms. */
-static bool wait_count(struct lite_vcpu *vcpu, u32 want, int timeout_ms)
-{
-	long long end = now_us() + timeout_ms * 1000LL;
-
-	while (vcpu_count(vcpu) < want) {
-		if (now_us() > end)
-			return false;
-		usleep(50);
-	}
-	return true;
-}
-
-/* Wait until the vCPU has made a HLT exit after the one counted in *halts. */
-static bool wait_halted(const struct vcpu_stats *s, u64 *halts, int timeout_ms)
-{
-	long long end = now_us() + timeout_ms * 1000LL;
-	u64 h;
-
-	while ((h = stat_read(s, ST_HALT_EXITS)) <= *halts) {
-		if (now_us() > end)
-			return false;
-		usleep(50);
-	}
-	*halts = h;
-	return true;
-}
 
 /*
  * The sender for the IPI cases: vCPU 1, halted, whose ISR (for the MSI)
@@ -212,7 +91,7 @@ static void test_case(bool running, bool ipi, int iters, int timeout)
 	};
 	struct vcpu_runner runner = { 0 }, sender_runner = { 0 };
 	struct vcpu_stats st = { .fd = -1 };
-	u64 before[NR_STATS], after[NR_STATS], d[NR_STATS], halts = 0;
+	u64 before[VS_NR], after[VS_NR], d[VS_NR], halts = 0;
 	struct lite_vcpu *vcpu, *sender = NULL;
 	struct lite_vm *vm;
 	unsigned int delivered = 0, signalled = 0, raised = 0;
@@ -231,32 +110,32 @@ static void test_case(bool running, bool ipi, int iters, int timeout)
 		ok = (sender = add_sender(vm, timeout)) != NULL;
 	else if (ok)
 		ok = !vm_route_msi(vm, TEST_MSI_GSI, TEST_MSI_VECTOR);
-	ok = ok && !__vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) && !stats_open(vcpu, &st);
+	ok = ok && !__vm_irqfd(vm, efd, TEST_MSI_GSI, 0, 0) && !vcpu_stats_open(vcpu, &st);
 	if (ok && sender)
 		ok = !vcpu_runner_start_vcpu(&sender_runner, sender, RAISE_CPU);
 	if (ok) {
-		halts = stat_read(&st, ST_HALT_EXITS);
+		halts = vcpu_stats_read(&st, VS_HALT_EXITS);
 		ok = !vcpu_runner_start(&runner, vm, VCPU_CPU) &&
-		     (running || wait_halted(&st, &halts, timeout)) &&
-		     !eventfd_raise(efd) && wait_count(vcpu, 1, timeout) &&
-		     (!sender || wait_count(sender, 1, timeout));
+		     (running || vcpu_stats_wait_halted(&st, &halts, timeout)) &&
+		     !eventfd_raise(efd) && vcpu_wait_count(vcpu, 1, timeout) &&
+		     (!sender || vcpu_wait_count(sender, 1, timeout));
 	}
 	reported++;
 	if (!tap_result(ok, "%s: guest ready, route and irqfd bound, first %s delivered",
 			name, what))
 		goto out;
 
-	stats_snap(&st, before);
+	vcpu_stats_snap(&st, before);
 	for (i = 0; i < iters; i++) {
 		/* A halted vCPU: wait for its HLT exit after the last ISR. */
-		if (!running && !wait_halted(&st, &halts, timeout)) {
+		if (!running && !vcpu_stats_wait_halted(&st, &halts, timeout)) {
 			tap_diag("%s: MSI %d: the vCPU did not halt again", name, i + 1);
 			break;
 		}
 		if (eventfd_raise(efd))
 			break;
 		raised++;
-		if (!wait_count(vcpu, i + 2, timeout)) {
+		if (!vcpu_wait_count(vcpu, i + 2, timeout)) {
 			tap_diag("%s: %s %d not delivered within %d ms", name, what,
 				 i + 1, timeout);
 			break;
@@ -272,19 +151,19 @@ static void test_case(bool running, bool ipi, int iters, int timeout)
 			break;
 		}
 	}
-	stats_snap(&st, after);
-	for (k = 0; k < NR_STATS; k++)
+	vcpu_stats_snap(&st, after);
+	for (k = 0; k < VS_NR; k++)
 		d[k] = after[k] - before[k];
 	tap_diag("%s: raised=%u signalled=%u delivered=%u", name, raised, signalled,
 		 delivered);
 	if (raised) {
 		tap_diag("%s: per %s: %.2f exits (%.2f external-interrupt, %.2f HLT)",
-			 name, what, (double)d[ST_EXITS] / raised,
-			 (double)d[ST_IRQ_EXITS] / raised,
-			 (double)d[ST_HALT_EXITS] / raised);
+			 name, what, (double)d[VS_EXITS] / raised,
+			 (double)d[VS_IRQ_EXITS] / raised,
+			 (double)d[VS_HALT_EXITS] / raised);
 		tap_diag("%s: per %s: %.2f KVM_REQ_EVENT, %.2f injected by VM entry",
-			 name, what, (double)d[ST_REQ_EVENT] / raised,
-			 (double)d[ST_IRQ_INJECTIONS] / raised);
+			 name, what, (double)d[VS_REQ_EVENT] / raised,
+			 (double)d[VS_IRQ_INJECTIONS] / raised);
 	}
 	reported++;
 	ok = raised == (unsigned int)iters && signalled == raised &&
@@ -306,9 +185,9 @@ static void test_case(bool running, bool ipi, int iters, int timeout)
 	 * re-injects an interrupted delivery).
 	 */
 	reported++;
-	tap_result(raised && d[ST_IRQ_INJECTIONS] == 0,
+	tap_result(raised && d[VS_IRQ_INJECTIONS] == 0,
 		   "%s: none injected by KVM through VM entry (irq_injections +%llu)",
-		   name, (unsigned long long)d[ST_IRQ_INJECTIONS]);
+		   name, (unsigned long long)d[VS_IRQ_INJECTIONS]);
 
 	reported++;
 	if (running) {
@@ -319,14 +198,14 @@ static void test_case(bool running, bool ipi, int iters, int timeout)
 		 * IPI that KVM had to handle would be an external-interrupt
 		 * exit each).
 		 */
-		tap_result(raised && d[ST_EXITS] < raised,
+		tap_result(raised && d[VS_EXITS] < raised,
 			   "%s: %llu VM exits for %u: posted-interrupt processing in the guest",
-			   name, (unsigned long long)d[ST_EXITS], raised);
+			   name, (unsigned long long)d[VS_EXITS], raised);
 	} else {
 		/* Posted delivery needs no KVM_REQ_EVENT, even for a wakeup. */
-		tap_result(raised && d[ST_REQ_EVENT] < raised,
+		tap_result(raised && d[VS_REQ_EVENT] < raised,
 			   "%s: %llu KVM_REQ_EVENT for %u that each woke the vCPU",
-			   name, (unsigned long long)d[ST_REQ_EVENT], raised);
+			   name, (unsigned long long)d[VS_REQ_EVENT], raised);
 	}
 
 out:
@@ -339,8 +218,7 @@ out:
 			 strerror(-sender_runner.err));
 	while (reported++ < TESTS_PER_CASE)
 		tap_result(false, "%s: not reached", name);
-	if (st.fd >= 0)
-		close(st.fd);
+	vcpu_stats_close(&st);
 	if (efd >= 0)
 		close(efd);
 	if (vm)
@@ -354,7 +232,7 @@ int main(void)
 
 	tap_plan(NR_CASES * TESTS_PER_CASE);
 	close(kvm_open_or_bail());
-	if (!apicv_enabled()) {
+	if (!kvm_intel_apicv()) {
 		tap_skip_rest("no APICv: kvm_intel with enable_apicv=Y needed (TESTBED=bochs3)");
 		return tap_finish();
 	}
