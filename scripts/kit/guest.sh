@@ -11,6 +11,7 @@
 #      -Werror (GUEST_SPARSE=1 also runs sparse over it: C=2).
 # The module keeps the name virtio_mmio, so it replaces the distro's.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 KLINE=6.12 FLAVOUR=generic
