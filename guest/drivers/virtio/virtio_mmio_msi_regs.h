@@ -241,12 +241,13 @@ static inline int vm_msi_io_program_irq(const struct vm_msi_io *io, u32 irq,
 					u32 nirq, u32 nq,
 					const struct vm_msi_msg *msg)
 {
-	bool live = vm_msi_driver_ok(io);
+	bool live;
 	u32 vec;
 	int ret;
 
 	if (irq >= nirq)
 		return -ERANGE;
+	live = vm_msi_driver_ok(io);
 	for (vec = 0; vec <= nq; vec++) {
 		if (vm_msi_irq_of_vector(vec, nirq) != irq)
 			continue;
