@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # make check-guest: the kit's virtio_mmio.ko (make guest) in a Debian 6.12
-# guest on QEMU's microvm machine, with a stock virtio-blk-device (found by
-# ACPI, as microvm describes it).  Stock QEMU has no MSI extension, so the
+# guest on QEMU's microvm machine, with a stock virtio-blk-device and
+# virtio-net-device (user network; found by ACPI, as microvm describes them).  Stock QEMU has no MSI extension, so the
 # device must probe on the legacy interrupt; the guest checks I/O,
 # unbind/rebind and a reload with msi=0
 # (tools/testing/virtio-mmio-msi/guest-init, TAP).  Logs in
@@ -22,8 +22,7 @@ kit_image
 out=$B/check-guest
 rm -rf "$out"; mkdir -p "$out"
 ko=$B/guest/drivers/virtio/virtio_mmio.ko
-blk=$(find "$IMGROOT/lib/modules/$KREL/kernel/drivers/block" -name 'virtio_blk.ko*' | head -n 1)
-[ -n "$blk" ] || die "no virtio_blk module in $IMGROOT"
+mods=$IMGROOT/lib/modules/$KREL/kernel
 
 ir=$out/initramfs
 mkdir -p "$ir"/{bin,proc,sys,dev}
@@ -31,10 +30,14 @@ cp /bin/busybox "$ir/bin/busybox"
 cp "$kit_top/tools/testing/virtio-mmio-msi/guest-init" "$ir/init"
 chmod +x "$ir/init"
 cp "$ko" "$ir/virtio_mmio.ko"
-case $blk in
-*.xz) xz -dc "$blk" > "$ir/virtio_blk.ko" ;;
-*) cp "$blk" "$ir/virtio_blk.ko" ;;
-esac
+for m in drivers/block/virtio_blk drivers/net/virtio_net drivers/net/net_failover \
+	 net/core/failover; do
+	f=$(compgen -G "$mods/$m.ko*" | head -n 1) || die "no $m module in $IMGROOT"
+	case $f in
+	*.xz) xz -dc "$f" > "$ir/${m##*/}.ko" ;;
+	*) cp "$f" "$ir/${m##*/}.ko" ;;
+	esac
+done
 (cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out/initrd.img"
 rm -rf "$ir"
 
@@ -54,7 +57,8 @@ timeout 300 qemu-system-x86_64 -M microvm,acpi=on,rtc=on -accel "$accel" \
 	-kernel "$IMGROOT/boot/vmlinuz-$KREL" -initrd "$out/initrd.img" \
 	-append "console=ttyS0 panic=-1 loglevel=4 vm.sectors=$sectors" \
 	-drive "id=d0,file=$out/disk.img,format=raw,if=none,cache=none" \
-	-device virtio-blk-device,drive=d0 > "$out/qemu.log" 2>&1 || rc=$?
+	-device virtio-blk-device,drive=d0 \
+	-netdev user,id=n0 -device virtio-net-device,netdev=n0 > "$out/qemu.log" 2>&1 || rc=$?
 sed -n '/^VM-GUEST-BEGIN/,/^VM-GUEST-END/p' "$out/console.log" | tr -d '\r' > "$out/tap.txt"
 cat "$out/tap.txt"
 passed=$(grep -c '^ok ' "$out/tap.txt" || true)
