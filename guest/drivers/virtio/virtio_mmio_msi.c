@@ -307,7 +307,10 @@ static void vm_msi_teardown(struct vm_msi *m)
 	vm_msi_io_enable(&m->io, false);
 }
 
-/* Hard irq: a config change (vector 0). */
+/*
+ * Hard irq, force-threaded on PREEMPT_RT like the distro's vm_interrupt()
+ * (virtio_config_changed() takes a spinlock_t): a config change, vector 0.
+ */
 static irqreturn_t vm_msi_config_irq(int irq, void *opaque)
 {
 	struct vm_msi_vec *v = opaque;
@@ -317,8 +320,9 @@ static irqreturn_t vm_msi_config_irq(int irq, void *opaque)
 }
 
 /*
- * Hard irq: the queues this irq serves (queue i on device vector i + 1;
- * with the sharing fallback several queues per irq).
+ * Hard irq (threaded on PREEMPT_RT, as above): the queues this irq
+ * serves (queue i on device vector i + 1; with the sharing fallback
+ * several queues per irq).
  */
 static irqreturn_t vm_msi_queue_irq(int irq, void *opaque)
 {
