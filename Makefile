@@ -38,6 +38,11 @@
 #                             the kit's (and their version), which stock
 #   make check-deb            install the .deb on this machine (dkms builds it),
 #                             check, apt remove (root; several minutes)
+#   make guest                build/guest/drivers/virtio/virtio_mmio.ko: the 6.12
+#                             guest driver with the MSI/doorbell extension
+#                             (GUEST_SPARSE=1: with sparse)
+#   make check-guest          that module in a QEMU microvm guest inside the
+#                             testbed, on a stock virtio-mmio device (legacy)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -121,7 +126,13 @@ bochs:
 testbed:
 	@$(K)/testbed.sh --modules kit
 
-.PHONY: deb status check-deb
+.PHONY: deb status check-deb guest check-guest
+guest:
+	@$(K)/guest.sh
+
+check-guest:
+	@$(K)/check-guest.sh
+
 deb:
 	@$(K)/deb.sh
 

@@ -71,6 +71,10 @@ run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass
 # make netbench's parts that run on the host: rr on loopback, report.py.
 run_step netbench-rr bash -c 'make -C "$1/tools/netbench" OUTPUT="$2" &&
 	"$1/tools/netbench/test_rr.sh" "$2/rr"' - "$kit_top" "$B/netbench"
+# The guest virtio_mmio.ko's register encoding and sequences against a
+# model of Dragonball's device, in userspace (make check-guest boots it).
+run_step virtio-mmio-msi make -C "$kit_top/tools/testing/virtio-mmio-msi" \
+	OUTPUT="$B/virtio-mmio-msi" check
 # make bench's report: it refuses figures measured with tracing on.
 run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 # The dkms package builds and carries what dkms needs; an initramfs that
