@@ -168,7 +168,8 @@ fi
 
 # 3. Configure (when the options changed or on a new build directory) and
 # ninja.
-if [ "$(sed -n 's/^configure //p' "$inst/.stamp" 2>/dev/null)" != "${cfg[*]}" ] ||
+# (.configured, not .stamp, which a failed build leaves removed.)
+if [ "$(cat "$inst/.configured" 2>/dev/null)" != "${cfg[*]}" ] ||
 		[ ! -f "$inst/build.ninja" ]; then
 	step "qemu: configure (log: ${log#"$kit_top"/})"
 	t=$SECONDS
@@ -176,6 +177,7 @@ if [ "$(sed -n 's/^configure //p' "$inst/.stamp" 2>/dev/null)" != "${cfg[*]}" ] 
 	mkdir -p "$inst"
 	(cd "$inst" && "$src/configure" "${cfg[@]}") >> "$log" 2>&1 ||
 		{ tail -n 30 "$log" >&2; die "qemu: configure failed"; }
+	printf '%s\n' "${cfg[*]}" > "$inst/.configured"
 	step "qemu: configured in $((SECONDS - t)) s"
 fi
 rm -f "$inst/.stamp"
