@@ -33,6 +33,12 @@
 #                             CONFORMANCE_TESTS="a b", KUT_SRC=checkout)
 #   make bochs                Bochs 3.0 (VMX with APICv) with patches/bochs-3.0/
 #                             into build/bochs/, for make check TESTBED=bochs3
+#   make qemu                 Debian's QEMU source with patches/qemu-<version>/
+#                             (split-irqchip INTx resampled in the kernel) into
+#                             build/qemu/ (x86_64, KVM only; never installed)
+#   make check-qemu           the kit's QEMU as the VMM of an L2 guest with an
+#                             assigned edu in the testbed, kit and stock modules
+#                             (not in make check: the QEMU build takes minutes)
 #   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
 #   make status               per installed kernel: which of the six modules are
 #                             the kit's (and their version), which stock
@@ -59,7 +65,7 @@ K := scripts/kit
 .PHONY: all modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass bench-lifecycle netbench conformance bochs
+	bench-irqbypass bench-lifecycle netbench conformance bochs qemu check-qemu
 
 all modules:
 	@$(K)/build.sh
@@ -122,6 +128,12 @@ conformance:
 
 bochs:
 	@$(K)/bochs.sh
+
+qemu:
+	@$(K)/qemu.sh
+
+check-qemu:
+	@$(K)/check-qemu.sh
 
 testbed:
 	@$(K)/testbed.sh --modules kit

@@ -14,8 +14,9 @@ cp=$B/src/$SRCPKG-$SRCVER/scripts/checkpatch.pl
 
 cd "$kit_top"
 mapfile -t files < <(git ls-files -- '*.c' '*.h' | grep -v '^build/')
-# patches/bochs-*: fixes to Bochs (C++, LGPL), in that project's style.
-mapfile -t patches < <(git ls-files -- 'patches/*.patch' ':!patches/bochs-*')
+# patches/bochs-*: fixes to Bochs (C++, LGPL), in that project's style;
+# patches/qemu-*: changes to QEMU, in QEMU's style (its checkpatch).
+mapfile -t patches < <(git ls-files -- 'patches/*.patch' ':!patches/bochs-*' ':!patches/qemu-*')
 fail=0
 opts=(--no-tree --strict --quiet --show-types --no-summary
       --ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES)
