@@ -36,10 +36,10 @@ if [ "${1:-}" = --list ]; then
 		 scripts/kit/prepare.sh scripts/kit/target.sh scripts/kit/install.sh; do
 		echo "$src/$f"
 	done
-	# (Not the Bochs patches of the bochs3 testbed nor the QEMU patches of
-	# make qemu: userspace, nothing to do with dkms.)
+	# (Not the Bochs patches of the bochs3 testbed, the QEMU patches of
+	# make qemu nor the guest patches of make guest: nothing dkms builds.)
 	(cd "$kit_top" && git ls-files -- virt arch drivers include backport-include patches \
-		':!patches/bochs-*' ':!patches/qemu-*') |
+		':!patches/bochs-*' ':!patches/qemu-*' ':!patches/guest-*') |
 		sed "s|^|$src/|"
 	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
 	echo usr/lib/kvm-irqbypass/modprobe-guard
@@ -64,7 +64,7 @@ build_deb() {
 	mkdir -p "$work/scripts"
 	(cd "$kit_top" && cp -r --parents Makefile Kbuild dkms.conf debian virt arch drivers \
 		include backport-include patches scripts/kit "$work/")
-	rm -rf "$work"/patches/bochs-* "$work"/patches/qemu-*
+	rm -rf "$work"/patches/bochs-* "$work"/patches/qemu-* "$work"/patches/guest-*
 	# Build products of an in-tree build never go into the package.
 	find "$work" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod' \
 		-o -name '*.mod.c' \) -delete
