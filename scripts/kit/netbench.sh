@@ -22,6 +22,12 @@
 #   NETBENCH_EVENTS=1      also count returns to QEMU and the kit's fast-path
 #                          hits with hist triggers (trace events on: the
 #                          times then include tracing; off by default)
+#   QEMU=stock             the L2 guest's VMM: stock, Debian's qemu-system-x86_64;
+#                          kit, the kit's QEMU of make qemu (built if needed),
+#                          which takes KVM_CAP_SPLIT_IRQCHIP_RESAMPLE where the
+#                          modules offer it (Documentation/qemu.rst).  The
+#                          same VMM for every boot: stock and kit rows differ
+#                          only in the modules
 #   KLINE=6.12
 #
 # A benchmark, not a test: no figure is judged.  The exit code is non-zero
@@ -41,6 +47,12 @@ boot_lines=${KLINE:-6.12}
 boot_flavours=${NETBENCH_FLAVOURS:-generic rt}
 boot_modsets=${NETBENCH_MODULES:-stock kit}
 combos=${NETBENCH_COMBOS:-msi-on nomsi-on msi-split nomsi-split}
+QEMU=${QEMU:-stock}
+case $QEMU in
+stock) qemu_bin=qemu-system-x86_64 ;;
+kit) qemu_bin=$B/qemu/qemu-system-x86_64 ;;
+*) die "QEMU=$QEMU: stock (Debian's) or kit (make qemu's)" ;;
+esac
 for v in NB_WARMUP NB_COUNT NB_REPS; do
 	[[ "${!v}" =~ ^[0-9]+$ ]] && [ "${!v}" -le 1000000 ] ||
 		die "$v=${!v}: a number up to 1000000"
@@ -60,6 +72,11 @@ mkdir -p "$report" "$nb"
 rm -rf "$report/netbench" "$report"/tcprr.*
 mkdir -p "$report/netbench"
 start=$SECONDS
+
+if [ "$QEMU" = kit ]; then
+	"$kit_top/scripts/kit/qemu.sh"
+	[ -x "$qemu_bin" ] || die "make qemu left no $qemu_bin"
+fi
 
 step "building rr (tools/netbench)"
 make -s -C "$kit_top/tools/netbench" OUTPUT="$nb" > "$nb/build.log" 2>&1 ||
@@ -100,10 +117,10 @@ boot_opts=(--timeout 3600
 rrargs=-w,$NB_WARMUP,-n,$NB_COUNT,-r,$NB_REPS,-t,120
 boot_what=netbench
 boot_logdir=$report/netbench
-boot_desc="$combos (${NB_REPS} x $NB_COUNT transactions${ICOUNT:+, icount shift=$ICOUNT})"
+boot_desc="$combos (${NB_REPS} x $NB_COUNT transactions, $QEMU QEMU${ICOUNT:+, icount shift=$ICOUNT})"
 boot_cmd() {
 	# shellcheck disable=SC2206 # a list of combinations
-	boot_argv=(env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}"
+	boot_argv=(env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}" NETBENCH_QEMU="$qemu_bin"
 		bash "$kit_top/tools/netbench/l1-run.sh"
 		"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos)
 }
@@ -116,7 +133,7 @@ boot_collect() {
 kit_boots
 
 python3 "$kit_top/tools/netbench/report.py" --icount "${ICOUNT:-off}" \
-	--kline "$KLINE" "$report" || die "report.py failed"
+	--kline "${KLINE:-6.12}" --qemu "$QEMU" "$report" || die "report.py failed"
 
 step "netbench finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/tcprr.csv, tcprr.md, tcprr.txt"
 if [ ${#boots_failed[@]} -gt 0 ]; then

@@ -5,7 +5,8 @@
 # already loaded): assign the outer QEMU's e1000e to vfio-pci, put the
 # testbed's own virtio-net NIC (on the same hub) on 10.0.99.1, and for each
 # {irq} x {irqchip} boot Debian's kernel as an L2 guest in the host's QEMU
-# (-accel kvm) with the e1000e assigned, while tools/netbench/rr serves
+# (-accel kvm; NETBENCH_QEMU, default qemu-system-x86_64 from PATH) with the
+# e1000e assigned, while tools/netbench/rr serves
 # here.  Everything lands in $KIT_OUT/nb-<irq>-<chip>-{l2,server}.txt.
 #
 #   l1-run.sh L2_KERNEL L2_INITRD RR "RR_CLIENT_ARGS" COMBO...
@@ -27,8 +28,10 @@ set -u
 l2k=$1 l2i=$2 rr=$3 rrargs=$4
 shift 4
 out=$KIT_OUT
+qemu=${NETBENCH_QEMU:-qemu-system-x86_64}
 
 echo "# netbench: kernel $(uname -r), modules $KIT_MODULES"
+echo "# netbench: VMM $qemu: $("$qemu" --version | head -n 1)"
 
 # 1. The e1000e (8086:10d3) to vfio-pci, the virtio-net NIC up.
 bdf= nic=
@@ -104,7 +107,7 @@ for combo in "$@"; do
 	start=$SECONDS
 	# pci=nomsi also keeps the guest's other devices off MSI: there are
 	# none (-nodefaults); rombar=0: no option ROM to read through vfio.
-	timeout -k 5 900 qemu-system-x86_64 -accel kvm \
+	timeout -k 5 900 "$qemu" -accel kvm \
 		-M "q35,kernel-irqchip=$chip" -cpu host -smp 1 -m 512 \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$l2log" -kernel "$l2k" -initrd "$l2i" \
