@@ -41,7 +41,7 @@
 #include "vcpu_stats.h"
 
 #define TESTS_PER_CASE	6
-#define NR_TESTS	(1 + 2 * TESTS_PER_CASE)
+#define NR_TESTS	(2 + 2 * TESTS_PER_CASE)
 #define QUIET_MS	1000
 #define VCPU_CPU	0
 #define BURST_PERIOD_NS	100000
@@ -126,6 +126,69 @@ static bool fp_wait(int fd, u64 fired, struct kit_fp_counters *c,
 			return false;
 		usleep(50);
 	}
+}
+
+/* One ioctl's errno against the expected one; 0 expected: success. */
+static int expect_errno(const char *what, int ret, int want)
+{
+	int got = ret ? errno : 0;
+
+	if (got == want)
+		return 0;
+	tap_diag("bad input: %s: %s, expected %s", what,
+		 got ? strerror(got) : "success", want ? strerror(want) : "success");
+	return 1;
+}
+
+/*
+ * The device's ioctls with bad input, on a file of their own: each fails
+ * with its documented errno (fastpath_producer.h, kit_fp_ioctl()) and
+ * nothing fires.
+ */
+static void test_bad_input(void)
+{
+	struct kit_fp_fire f = { .count = 1, .period_ns = BURST_PERIOD_NS };
+	struct kit_fp_pair p = { .eventfd = -1 };
+	struct kit_fp_counters c;
+	int fd, efd, bad = 0;
+
+	fd = open(KIT_FP_DEVICE, O_RDWR | O_CLOEXEC);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0 || efd < 0) {
+		tap_result(false, "bad input: open: %s", strerror(errno));
+		goto out;
+	}
+	bad += expect_errno("FIRE unpaired", ioctl(fd, KIT_FP_FIRE, &f), ENOTCONN);
+	bad += expect_errno("PAIR fd -1", ioctl(fd, KIT_FP_PAIR, &p), EBADF);
+	p.eventfd = fd;
+	bad += expect_errno("PAIR not an eventfd", ioctl(fd, KIT_FP_PAIR, &p), EINVAL);
+	p.eventfd = efd;
+	bad += expect_errno("PAIR", ioctl(fd, KIT_FP_PAIR, &p), 0);
+	bad += expect_errno("PAIR twice", ioctl(fd, KIT_FP_PAIR, &p), EBUSY);
+	f.count = 0;
+	bad += expect_errno("FIRE count 0", ioctl(fd, KIT_FP_FIRE, &f), EINVAL);
+	f.count = 1000001;
+	bad += expect_errno("FIRE count 1000001", ioctl(fd, KIT_FP_FIRE, &f), EINVAL);
+	f.count = 1;
+	f.period_ns = ONE_PERIOD_NS - 1;
+	bad += expect_errno("FIRE period below 10 us", ioctl(fd, KIT_FP_FIRE, &f), EINVAL);
+	bad += expect_errno("FIRE NULL", ioctl(fd, KIT_FP_FIRE, NULL), EFAULT);
+	bad += expect_errno("COUNTERS NULL", ioctl(fd, KIT_FP_COUNTERS, NULL), EFAULT);
+	bad += expect_errno("unknown command", ioctl(fd, _IO(KIT_FP_IOC, 99)), ENOTTY);
+	bad += expect_errno("UNPAIR", ioctl(fd, KIT_FP_UNPAIR), 0);
+	bad += expect_errno("UNPAIR twice", ioctl(fd, KIT_FP_UNPAIR), 0);
+	if (ioctl(fd, KIT_FP_COUNTERS, &c) || c.fired || c.active) {
+		tap_diag("bad input: something fired (%llu) or is active (%u)",
+			 (unsigned long long)c.fired, c.active);
+		bad++;
+	}
+	tap_result(!bad, "bad input: 13 ioctls as documented, nothing fired (%d wrong)",
+		   bad);
+out:
+	if (efd >= 0)
+		close(efd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Misses only: no irqfd on the eventfd, so no consumer. */
@@ -319,6 +382,7 @@ int main(void)
 	tap_diag("iterations=%d timeout=%d ms, vCPU on CPU %d, fires from CPU %d",
 		 iters, timeout, VCPU_CPU, raise_cpu);
 	tap_diag("APICv %s, irqfd_fastpath %s", apicv ? "on" : "off", fast ? "on" : "off");
+	test_bad_input();
 	test_misses(fd, iters, timeout);
 	test_case(fd, false, apicv, fast, iters, timeout);
 	test_case(fd, true, apicv, fast, iters, timeout);
