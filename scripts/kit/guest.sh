@@ -22,37 +22,15 @@ kit_need_pkgs "$SRCPKG" "$HDRPKG" make gcc patch xz-utils
 kit_check_versions
 start=$SECONDS
 
-tarball=/usr/src/$SRCPKG.tar.xz
-[ -f "$tarball" ] || die "$tarball missing (apt-get install $SRCPKG)"
-paths="drivers/virtio scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
 pristine=$B/src/guest-$SRCPKG-$SRCVER
-stamp="$SRCVER $paths"
-if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
-	step "extracting $paths of $SRCPKG $SRCVER"
-	rm -rf "$pristine" "$pristine.tmp"
-	mkdir -p "$pristine.tmp"
-	members=
-	for p in $paths; do members="$members $SRCPKG/$p"; done
-	# shellcheck disable=SC2086 # word splitting wanted
-	tar -xJf "$tarball" -C "$pristine.tmp" --strip-components=1 $members ||
-		die "extracting $tarball failed"
-	echo "$stamp" > "$pristine.tmp/.kit-extracted"
-	mv "$pristine.tmp" "$pristine"
-	step "extracted in $((SECONDS - start)) s"
-fi
+kit_extract_source "$pristine" "drivers/virtio scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
 
 tree=$B/guest
 stage=$tree.stage
 rm -rf "$stage"
 mkdir -p "$stage/drivers"
 cp -a "$pristine/drivers/virtio" "$stage/drivers/"
-series=$kit_top/patches/guest-6.12/series
-if [ -f "$series" ]; then
-	grep -v -E '^\s*(#|$)' "$series" | while read -r p _; do
-		patch -d "$stage" -p1 -s --no-backup-if-mismatch \
-			< "$kit_top/patches/guest-6.12/$p" || die "patch $p does not apply"
-	done
-fi
+kit_apply_series "$kit_top/patches/guest-6.12" "$stage"
 # One module from several objects: the distro's file becomes one of them.
 mv "$stage/drivers/virtio/virtio_mmio.c" "$stage/drivers/virtio/virtio_mmio_main.c"
 cp -a "$kit_top/guest/." "$stage/"

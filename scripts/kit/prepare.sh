@@ -23,24 +23,8 @@ include/linux/kvm_irqfd.h include/uapi/linux/kvm.h include/linux/vfio.h
 include/linux/vfio_pci_core.h include/uapi/linux/vfio.h
 scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
 
-tarball=/usr/src/$SRCPKG.tar.xz
-[ -f "$tarball" ] || die "$tarball missing (apt-get install $SRCPKG)"
 pristine=$B/src/$SRCPKG-$SRCVER
-stamp="$SRCVER $(echo $extract_paths)"
-if [ "$(cat "$pristine/.kit-extracted" 2>/dev/null)" != "$stamp" ]; then
-	step "extracting $SRCPKG $SRCVER (only: $(echo $extract_paths | wc -w) paths)"
-	start=$SECONDS
-	rm -rf "$pristine" "$pristine.tmp"
-	mkdir -p "$pristine.tmp"
-	members=
-	for p in $extract_paths; do members="$members $SRCPKG/$p"; done
-	# shellcheck disable=SC2086 # word splitting wanted
-	tar -xJf "$tarball" -C "$pristine.tmp" --strip-components=1 $members ||
-		die "extracting $tarball failed"
-	echo "$stamp" > "$pristine.tmp/.kit-extracted"
-	mv "$pristine.tmp" "$pristine"
-	step "extracted in $((SECONDS - start)) s"
-fi
+kit_extract_source "$pristine" "$extract_paths"
 
 tree=${KIT_TREE_DIR:-$B/$KREL}
 stage=$tree.stage
@@ -74,17 +58,8 @@ kit_files |
 
 # Our hook patches, in series order.  A patch that does not apply stops the
 # build and names itself.
-series=$top/patches/$KLINE/series
-if [ -f "$series" ] && [ "${KIT_STOCK:-0}" != 1 ]; then
-	grep -v -E '^\s*(#|$)' "$series" | while read -r p _; do
-		pf=$top/patches/$KLINE/$p
-		[ -f "$pf" ] || die "patches/$KLINE/series names $p, which does not exist"
-		if ! out=$(patch -p1 -d "$stage" --forward --batch --no-backup-if-mismatch \
-				-r - < "$pf" 2>&1); then
-			echo "$out" >&2
-			die "patch patches/$KLINE/$p does not apply to $SRCPKG $SRCVER"
-		fi
-	done
+if [ "${KIT_STOCK:-0}" != 1 ]; then
+	kit_apply_series "$top/patches/$KLINE" "$stage"
 fi
 
 # Copy changed content only; keep build products.
