@@ -51,31 +51,9 @@ make -s -C "$kit_top/tools/qemu-check" OUTPUT="$qc" > "$qc/build.log" 2>&1 ||
 	{ tail -n 20 "$qc/build.log" >&2; die "building edu-intx failed"; }
 
 # The L2 guest: Debian's generic kernel of the line, uio and
-# uio_pci_generic from its modules.
-# shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
-l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
-      echo "$IMGROOT/boot/vmlinuz-$KREL")
-l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
+# uio_pci_generic from its modules, edu-intx.
 l2i=$qc/l2-initrd.img
-if [ ! -s "$l2i" ] || [ "$kit_top/tools/qemu-check/l2-init" -nt "$l2i" ] ||
-   [ "$qc/edu-intx" -nt "$l2i" ]; then
-	step "building the L2 guest's initramfs (busybox, uio_pci_generic, edu-intx)"
-	ir=$qc/l2-initramfs
-	rm -rf "$ir"; mkdir -p "$ir"/{bin,proc,sys,dev}
-	cp /bin/busybox "$ir/bin/busybox"
-	cp "$kit_top/tools/qemu-check/l2-init" "$ir/init"
-	cp "$qc/edu-intx" "$ir/edu-intx"
-	for m in uio uio_pci_generic; do
-		f=$(find "$l2mods/kernel/drivers/uio" -name "$m.ko*" | head -n 1)
-		[ -n "$f" ] || die "no $m module in $l2mods"
-		case $f in
-		*.xz) xz -dc "$f" > "$ir/$m.ko" ;;
-		*) cp "$f" "$ir/$m.ko" ;;
-		esac
-	done
-	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$l2i"
-	rm -rf "$ir"
-fi
+kit_l2_guest "$l2i" "$kit_top/tools/qemu-check/l2-init" uio uio_pci_generic -- "$qc/edu-intx"
 
 boot_lines=$(kit_lines | cut -d' ' -f1)
 boot_flavours=generic

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2031 # kit_l2_guest resolves a target in a subshell on purpose
 #
 # Shared by the kit's scripts: resolve the target once, install what is
 # missing.  Source it; it sets KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG
@@ -58,6 +58,46 @@ kit_apply_series() {
 			die "patch ${1#"$kit_top"/}/$p does not apply to $SRCPKG $SRCVER"
 		fi
 	done
+}
+
+# kit_l2_guest INITRD INIT MODULE... -- FILE...: the L2 guest of the
+# benchmarks and checks that run a VMM in the testbed.  Sets l2k to Debian's
+# generic kernel image of the line (whatever the testbed runs, so that rows
+# differ only in the testbed's kernel and modules) and builds INITRD, when
+# missing or older than INIT or a FILE: busybox, INIT as /init, each MODULE
+# of that kernel decompressed to /MODULE.ko, each FILE in /.
+kit_l2_guest() {
+	local out=$1 init=$2 mods=() files=() m f ir l2mods stale=0
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do mods+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	files=("$@")
+	# shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
+	l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
+	      echo "$IMGROOT/boot/vmlinuz-$KREL")
+	l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
+	[ -s "$out" ] || stale=1
+	for f in "$init" "${files[@]}"; do
+		if [ "$f" -nt "$out" ]; then stale=1; fi
+	done
+	[ "$stale" = 1 ] || return 0
+	step "building the L2 guest's initramfs (busybox, ${mods[*]}, ${files[*]##*/})"
+	ir=$out.d
+	rm -rf "$ir"
+	mkdir -p "$ir"/{bin,proc,sys,dev}
+	cp /bin/busybox "$ir/bin/busybox"
+	cp "$init" "$ir/init"
+	for f in "${files[@]}"; do cp "$f" "$ir/"; done
+	for m in "${mods[@]}"; do
+		f=$(find "$l2mods/kernel" -name "$m.ko*" | head -n 1)
+		[ -n "$f" ] || die "no $m module in $l2mods"
+		case $f in
+		*.xz) xz -dc "$f" > "$ir/$m.ko" ;;
+		*) cp "$f" "$ir/$m.ko" ;;
+		esac
+	done
+	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"
+	rm -rf "$ir"
 }
 
 # Install Debian packages that are missing; refuse clearly when not root.

@@ -82,30 +82,9 @@ step "building rr (tools/netbench)"
 make -s -C "$kit_top/tools/netbench" OUTPUT="$nb" > "$nb/build.log" 2>&1 ||
 	{ tail -n 20 "$nb/build.log" >&2; die "building rr failed"; }
 
-# The L2 guest: Debian's generic kernel of the line whatever the testbed
-# runs, so that rows differ only in the testbed's kernel and modules.
-# shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
-l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
-      echo "$IMGROOT/boot/vmlinuz-$KREL")
-l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
+# The L2 guest: Debian's generic kernel of the line, e1000e and rr.
 l2i=$nb/l2-initrd.img
-e1000e=$(find "$l2mods/kernel/drivers/net/ethernet/intel/e1000e" -name 'e1000e.ko*' | head -n 1)
-[ -n "$e1000e" ] || die "no e1000e module in $l2mods"
-if [ ! -s "$l2i" ] || [ "$kit_top/tools/netbench/l2-init" -nt "$l2i" ] ||
-   [ "$nb/rr" -nt "$l2i" ] || [ "$e1000e" -nt "$l2i" ]; then
-	step "building the L2 guest's initramfs (busybox, e1000e, rr)"
-	ir=$nb/l2-initramfs
-	rm -rf "$ir"; mkdir -p "$ir"/{bin,proc,sys,dev}
-	cp /bin/busybox "$ir/bin/busybox"
-	cp "$kit_top/tools/netbench/l2-init" "$ir/init"
-	cp "$nb/rr" "$ir/rr"
-	case $e1000e in
-	*.xz) xz -dc "$e1000e" > "$ir/e1000e.ko" ;;
-	*) cp "$e1000e" "$ir/e1000e.ko" ;;
-	esac
-	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$l2i"
-	rm -rf "$ir"
-fi
+kit_l2_guest "$l2i" "$kit_top/tools/netbench/l2-init" e1000e -- "$nb/rr"
 
 # The testbed's NICs: the e1000e to assign and a virtio-net for the server,
 # on one hub of the outer QEMU (which also means no default user-mode NIC).
