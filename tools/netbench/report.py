@@ -321,7 +321,10 @@ def main():
         what = (f"{r['kernel']} {r['irq']}/{r['irqchip']} kit B/A "
                 f"{pr[0]:.3f}, interval {pr[1]:.3f}..{pr[2]:.3f} "
                 f"({r['npairs']} pairs, coverage {pr[3] * 100:.1f} %)")
-        if pr[2] < 1:
+        if pr[3] < CONF:
+            notes.append("no verdict, the interval covers less than "
+                         f"{CONF * 100:.0f} %: " + what)
+        elif pr[2] < 1:
             notes.append("BELOW STOCK (the whole interval below 1): " + what)
         elif pr[1] > 1:
             notes.append("above stock (the whole interval above 1): " + what)
