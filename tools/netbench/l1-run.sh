@@ -25,8 +25,8 @@
 #           rx and tx counters: nothing else is on the hub)
 #   irq_exits, halt_exits, io_exits, mmio_exits, irqwin_exits   KVM's VM
 #           exits by reason, from its debugfs stats (no tracing): host
-#           interrupts that arrived while a guest ran (timer ticks among
-#           them), guest HLTs, port I/O (in kernel or not), MMIO that went
+#           interrupts that arrived while a guest ran (the NIC's own and
+#           timer ticks), guest HLTs, port I/O (in kernel or not), MMIO that went
 #           to the VMM, interrupt-window exits
 #
 # NETBENCH_AB=1 (the kit's modules): same-boot A/B.  Each repetition is a

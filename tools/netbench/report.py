@@ -268,8 +268,8 @@ def main():
                  "only within one run.")
     notes.append("Counts per transaction (host-wide, read by the server around "
                  "each repetition): VM exits (kvm/exits) and, of them, host "
-                 "interrupts that arrived while a guest ran, timer ticks "
-                 "among them (kvm/irq_exits), and guest HLTs "
+                 "interrupts that arrived while a guest ran, the NIC's own "
+                 "and timer ticks (kvm/irq_exits), and guest HLTs "
                  "(kvm/halt_exits); context switches (/proc/stat ctxt), "
                  "interrupts vfio handled (/proc/interrupts), packets the L2 "
                  "guest sent and received (the testbed NIC's counters).  "
