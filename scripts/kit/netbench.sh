@@ -12,8 +12,16 @@
 # prints the table and writes build/report/tcprr.{csv,md,txt}.  The boots
 # are lib.sh's kit_boots.
 #
+# The stock-modules boots are the anchor: one guest per combination runs
+# NB_REPS repetitions.  The kit-modules boots measure both paths in one
+# boot (same-boot A/B): per combination NB_REPS pairs of guests, one
+# repetition each, alternating A (vfio_pci_core.fastpath=0, and with
+# QEMU=kit the vfio-pci property x-kvm-split-resample=off: the stock
+# paths) and B (the kit's paths); report.py gives each kit row the median
+# of the paired ratios B/A and its 95 % interval.
+#
 # Environment:
-#   NB_WARMUP=200 NB_COUNT=1000 NB_REPS=5   transactions per repetition
+#   NB_WARMUP=200 NB_COUNT=1000 NB_REPS=6   transactions per repetition
 #   ICOUNT=                real time (default); ICOUNT=N boots the testbed
 #                          with -icount shift=N,sleep=off, under which the
 #                          nomsi guests never connected (QEMU 7.2, measured)
@@ -41,7 +49,7 @@ KIT_T0=${KIT_T0:-$(date +%s)}
 export KIT_T0
 NB_WARMUP=${NB_WARMUP:-200}
 NB_COUNT=${NB_COUNT:-1000}
-NB_REPS=${NB_REPS:-5}
+NB_REPS=${NB_REPS:-6}
 ICOUNT=${ICOUNT-}
 boot_lines=${KLINE:-6.12}
 boot_flavours=${NETBENCH_FLAVOURS:-generic rt}
@@ -96,10 +104,12 @@ boot_opts=(--timeout 3600
 rrargs=-w,$NB_WARMUP,-n,$NB_COUNT,-r,$NB_REPS,-t,120
 boot_what=netbench
 boot_logdir=$report/netbench
-boot_desc="$combos (${NB_REPS} x $NB_COUNT transactions, $QEMU QEMU${ICOUNT:+, icount shift=$ICOUNT})"
+boot_desc="$combos (${NB_REPS} x $NB_COUNT transactions, kit modules: $NB_REPS A/B pairs of guests; $QEMU QEMU${ICOUNT:+, icount shift=$ICOUNT})"
 boot_cmd() {
 	# shellcheck disable=SC2206 # a list of combinations
 	boot_argv=(env NETBENCH_EVENTS="${NETBENCH_EVENTS:-0}" NETBENCH_QEMU="$qemu_bin"
+		NETBENCH_AB="$([ "$m" = kit ] && echo 1 || echo 0)"
+		NETBENCH_QEMU_KIT="$([ "$QEMU" = kit ] && echo 1 || echo 0)"
 		bash "$kit_top/tools/netbench/l1-run.sh"
 		"$l2k" "$l2i" "$nb/rr" "$rrargs" $combos)
 }

@@ -23,7 +23,24 @@
 #           handler, and those left to the irqfd (kit modules only)
 #   l2_tx, l2_rx   packets the guest sent and received (the testbed NIC's
 #           rx and tx counters: nothing else is on the hub)
-# Exit code: the number of combinations that failed.
+#   irq_exits, halt_exits, io_exits, mmio_exits, irqwin_exits   KVM's VM
+#           exits by reason, from its debugfs stats (no tracing): host
+#           interrupts that arrived while a guest ran (the NIC's own and
+#           timer ticks), guest HLTs, port I/O (in kernel or not), MMIO that went
+#           to the VMM, interrupt-window exits
+#
+# NETBENCH_AB=1 (the kit's modules): same-boot A/B.  Each repetition is a
+# guest of its own running one repetition, alternating A B A B ... per
+# combination; A is the stock path, B the kit's:
+#   A  vfio_pci_core.fastpath=0 (stock's hard-irq handlers for MSI and
+#      INTx, read when the vector's interrupt is requested, i.e. at the
+#      guest's VFIO_DEVICE_SET_IRQS) and, with NETBENCH_QEMU_KIT=1, the
+#      vfio-pci property x-kvm-split-resample=off (QEMU resamples
+#      split-irqchip INTx on the EOI exit, as stock QEMU)
+#   B  fastpath=1 and the property's default (on)
+# A's logs are nb-<irq>-<chip>-a-{l2,server}.txt, B's nb-<irq>-<chip>-{l2,
+# server}.txt (the kit row), one guest's lines after another.
+# Exit code: the number of guests that failed.
 set -u
 l2k=$1 l2i=$2 rr=$3 rrargs=$4
 shift 4
@@ -76,7 +93,11 @@ hist() {	# hist EVENT KEY [FILTER]: count EVENT in its hist file
 	echo "hist:keys=$2${3:+ if $3}" > "$ev/$1/trigger" ||
 		{ echo "# netbench: cannot set a hist trigger on $1"; exit 95; }
 }
-stats=(-s exits=/sys/kernel/debug/kvm/exits
+kd=/sys/kernel/debug/kvm
+stats=(-s "exits=$kd/exits"
+       -s "irq_exits=$kd/irq_exits" -s "halt_exits=$kd/halt_exits"
+       -s "io_exits=$kd/io_exits" -s "mmio_exits=$kd/mmio_exits"
+       -s "irqwin_exits=$kd/irq_window_exits"
        -s ctxt=/proc/stat:ctxt
        -s irqs=/proc/interrupts:~vfio
        -s "l2_tx=/sys/class/net/$nic/statistics/rx_packets"
@@ -95,14 +116,16 @@ if [ "${NETBENCH_EVENTS:-0}" = 1 ]; then
 	fi
 fi
 
-# 3. The matrix.
-failed=0
-for combo in "$@"; do
+# 3. The matrix.  guest COMBO TAG RRARGS [DEVICE-PROPERTY]: one L2 guest
+# and its rr server; its logs are appended to nb-COMBO[-TAG]-*.txt.
+fp=/sys/module/vfio_pci_core/parameters/fastpath
+guest() {
+	local combo=$1 tag=$2 args=$3 prop=${4-} irq chip extra stem qrc src l2rc
 	irq=${combo%-*} chip=${combo#*-}
 	case $irq in msi) extra= ;; nomsi) extra=pci=nomsi ;; *) exit 96 ;; esac
 	case $chip in on | split) ;; *) exit 96 ;; esac
-	l2log=$out/nb-$combo-l2.txt srvlog=$out/nb-$combo-server.txt
-	"$rr" server -1 "${stats[@]}" > "$srvlog" 2>&1 &
+	stem=$out/nb-$combo${tag:+-$tag}
+	"$rr" server -1 "${stats[@]}" > "$out/srv.tmp" 2>&1 &
 	srv=$!
 	start=$SECONDS
 	# pci=nomsi also keeps the guest's other devices off MSI: there are
@@ -110,9 +133,9 @@ for combo in "$@"; do
 	timeout -k 5 900 "$qemu" -accel kvm \
 		-M "q35,kernel-irqchip=$chip" -cpu host -smp 1 -m 512 \
 		-nodefaults -display none -no-reboot \
-		-serial "file:$l2log" -kernel "$l2k" -initrd "$l2i" \
-		-append "console=ttyS0 panic=-1 quiet nb.addr=10.0.99.2/24 nb.server=10.0.99.1 nb.args=$rrargs $extra" \
-		-device "vfio-pci,host=$bdf,rombar=0" > "$out/nb-$combo-qemu.txt" 2>&1
+		-serial "file:$out/l2.tmp" -kernel "$l2k" -initrd "$l2i" \
+		-append "console=ttyS0 panic=-1 quiet nb.addr=10.0.99.2/24 nb.server=10.0.99.1 nb.args=$args $extra" \
+		-device "vfio-pci,host=$bdf,rombar=0$prop" > "$out/qemu.tmp" 2>&1
 	qrc=$?
 	# The server exits after its one client; one that never got a client
 	# is stopped.
@@ -120,14 +143,44 @@ for combo in "$@"; do
 	kill "$srv" 2>/dev/null
 	wait "$srv"
 	src=$?
-	l2rc=$(sed -n 's/^NB-L2-RC=\([0-9]*\).*/\1/p' "$l2log" 2>/dev/null | tail -n 1)
-	echo "# netbench: $combo: qemu $qrc, l2 ${l2rc:-none}, server $src, $((SECONDS - start)) s"
-	grep -h '^rr-' "$l2log" "$srvlog" 2>/dev/null | sed 's/^/#   /'
+	# report.py pairs A's and B's guests by this line.
+	echo "NB-GUEST: $gi" | tee -a "$stem-server.txt" >> "$stem-l2.txt"
+	cat "$out/l2.tmp" >> "$stem-l2.txt" 2>/dev/null
+	cat "$out/srv.tmp" >> "$stem-server.txt"
+	cat "$out/qemu.tmp" >> "$stem-qemu.txt"
+	l2rc=$(sed -n 's/^NB-L2-RC=\([0-9]*\).*/\1/p' "$out/l2.tmp" 2>/dev/null | tail -n 1)
+	echo "# netbench: $combo${tag:+ $tag}: qemu $qrc, l2 ${l2rc:-none}, server $src, $((SECONDS - start)) s"
+	grep -h '^rr-' "$out/l2.tmp" "$out/srv.tmp" 2>/dev/null | sed 's/^/#   /'
 	if [ "$qrc" -ne 0 ] || [ "${l2rc:-x}" != 0 ] || [ "$src" -ne 0 ]; then
 		failed=$((failed + 1))
-		tail -n 20 "$l2log" "$out/nb-$combo-qemu.txt" 2>/dev/null | sed 's/^/#   /'
+		tail -n 20 "$out/l2.tmp" "$out/qemu.tmp" 2>/dev/null | sed 's/^/#   /'
 	fi
-done
+	rm -f "$out/l2.tmp" "$out/srv.tmp" "$out/qemu.tmp"
+}
+failed=0 gi=1
+if [ "${NETBENCH_AB:-0}" = 1 ]; then
+	[ -w "$fp" ] || { echo "# netbench: NETBENCH_AB=1 but no writable $fp"; exit 97; }
+	reps=$(echo ",$rrargs," | sed -n 's/.*,-r,\([0-9]*\),.*/\1/p')
+	one=$(echo ",$rrargs," | sed 's/,-r,[0-9]*,/,-r,1,/; s/^,//; s/,$//')
+	[ -n "$reps" ] || exit 96
+	aprop=
+	[ "${NETBENCH_QEMU_KIT:-0}" = 1 ] && aprop=,x-kvm-split-resample=off
+	echo "# netbench: same-boot A/B, $reps pairs per combination: A fastpath=0${aprop:+ $aprop}, B fastpath=1"
+	for combo in "$@"; do
+		for gi in $(seq "$reps"); do
+			echo 0 > "$fp"
+			echo "# netbench: $combo A $gi: fastpath=$(cat "$fp")"
+			guest "$combo" a "$one" "$aprop"
+			echo 1 > "$fp"
+			echo "# netbench: $combo B $gi: fastpath=$(cat "$fp")"
+			guest "$combo" "" "$one"
+		done
+	done
+else
+	for combo in "$@"; do
+		guest "$combo" "" "$rrargs"
+	done
+fi
 [ -n "$fastpath_hist" ] &&
 	sed -n 's/^{ err: *\(-*[0-9]*\) *} hitcount: *\([0-9]*\)/# netbench: fast-path misses, err \1: \2/p' \
 		"$ev/vfio_fastpath/vfio_fastpath_miss/hist"

@@ -6,19 +6,34 @@ collected under REPORT/netbench/<flavour>-<modules>/:
   nb-<irq>-<chip>-l2.txt      the L2 guest's console (rr-client lines)
   nb-<irq>-<chip>-server.txt  the rr server in the testbed (counters)
 
+  nb-<irq>-<chip>-a-*.txt     kit-modules boots: the same-boot A guests
+                              (stock paths); the files above are then B's
+
 Writes REPORT/tcprr.csv (header irq,irqchip,kernel,modules,trans_per_s,
-spread_pct,ratio_to_msi_on), tcprr-reps.csv (every repetition, with the
-server's counters), tcprr.md and tcprr.txt, and prints the text table.
+spread_pct,ratio_to_msi_on, then qemu,uexits_per_trans,vmexits_per_trans,
+ctxsw_per_trans,kit_stock_ratio,kit_stock_ci_low,kit_stock_ci_high),
+tcprr-reps.csv (every repetition, with the server's counters), tcprr.md
+and tcprr.txt, and prints the text table.
 
 trans_per_s is the median over the repetitions of the client's rate (as
 netperf's TCP_RR reports it, measured in the L2 guest); spread_pct is
 (max - min) / median.  The per-transaction counts are host-wide deltas the
 server read around each repetition, medians over the repetitions.
+
+kit_stock_ratio is the median of the paired ratios B/A of a kit-modules
+boot (guest i of B over guest i of A, one boot) and kit_stock_ci_low/high
+its distribution-free interval for the median (the sign test's order
+statistics; no resampling, nothing random): the widest-inward pair of
+order statistics x(k), x(n-k+1) whose coverage 1 - 2 P(Bin(n, 1/2) < k)
+is at least 95 %.  With 6 to 8 pairs that is min..max (96.9 % to 99.2 %);
+with 5 or fewer pairs no pair reaches 95 % and min..max is given with its
+lower coverage (5 pairs: 93.8 %), which the notes state.
 """
 import argparse
 import csv
 import datetime
 import importlib.util
+import math
 import os
 import re
 import statistics
@@ -30,17 +45,55 @@ SEED_NOMSI_SPLIT = 0.93  # 13142 / 14056 pps, seed 000 (whole series)
 KV = re.compile(r"(\w+)=(-?[0-9.]+)")
 
 
+CONF = 0.95
+COUNTS = ("exits", "irq_exits", "halt_exits", "io_exits", "mmio_exits",
+          "irqwin_exits", "uexits", "ctxt", "irqs", "fp_hit", "l2_tx", "l2_rx")
+
+
 def parse(path, prefix):
-    reps = []
+    """The repetitions' lines; each carries "guest", the NB-GUEST line
+    before it (0 when the log has none: one guest for all)."""
+    reps, guest = [], 0
     try:
         with open(path, errors="replace") as f:
             for line in f:
                 line = line.strip()
-                if line.startswith(prefix + ": rep="):
-                    reps.append({k: float(v) for k, v in KV.findall(line)})
+                if line.startswith("NB-GUEST: "):
+                    guest = int(line.split()[1])
+                elif line.startswith(prefix + ": rep="):
+                    r = {k: float(v) for k, v in KV.findall(line)}
+                    r["guest"] = guest
+                    reps.append(r)
     except OSError:
         pass
     return reps
+
+
+def binom_cdf(k, n):
+    """P(Bin(n, 1/2) <= k)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+
+
+def median_interval(vals, conf=CONF):
+    """(median, low, high, coverage): the sign-test interval of the median,
+    x(k)..x(n-k+1) for the largest k whose coverage reaches conf; min..max
+    with its own coverage when none does.  None for no values."""
+    x = sorted(vals)
+    n = len(x)
+    if not n:
+        return None
+    k = 1
+    while k + 1 <= n - k and 1 - 2 * binom_cdf(k, n) >= conf:
+        k += 1
+    return (statistics.median(x), x[k - 1], x[n - k],
+            1 - 2 * binom_cdf(k - 1, n))
+
+
+def pairs(a, b):
+    """B/A of the client's rates, guest i of B over guest i of A."""
+    ra = {r["guest"]: r["trans_per_s"] for r in a if r["guest"]}
+    return [r["trans_per_s"] / ra[r["guest"]] for r in b
+            if r["guest"] in ra and ra[r["guest"]] > 0]
 
 
 def spread(vals):
@@ -97,34 +150,49 @@ def main():
                 stem = os.path.join(base, d, f"nb-{irq}-{chip}")
                 client = parse(stem + "-l2.txt", "rr-client")
                 server = parse(stem + "-server.txt", "rr-server")
+                a_client = parse(stem + "-a-l2.txt", "rr-client")
+                a_server = parse(stem + "-a-server.txt", "rr-server")
                 if not client:
                     if os.path.exists(stem + "-l2.txt"):
                         print(f"netbench: {kernel}/{modules} {irq}/{chip}: "
                               "no result (see the log)", file=sys.stderr)
                     continue
                 tps, sp = spread([r["trans_per_s"] for r in client])
-                rows.append(dict(
+                row = dict(
                     irq=irq, irqchip=chip, kernel=kernel, modules=modules,
                     trans_per_s=tps, spread_pct=sp, reps=len(client),
                     n=int(client[0]["n"]),
                     exits=per_trans(server, "exits"),
+                    irq_exits=per_trans(server, "irq_exits"),
+                    halt_exits=per_trans(server, "halt_exits"),
                     uexits=per_trans(server, "uexits"),
                     ctxsw=per_trans(server, "ctxt"),
                     irqs=per_trans(server, "irqs"),
                     l2_tx=per_trans(server, "l2_tx"),
                     l2_rx=per_trans(server, "l2_rx"),
-                    fastpath=fastpath_pct(server)))
-                for i, c in enumerate(client):
-                    s = server[i] if i < len(server) else {}
-                    n = c["n"]
-                    reprows.append([irq, chip, kernel, modules, i + 1, int(n),
-                                    f"{c['trans_per_s']:.1f}",
-                                    f"{s.get('trans_per_s', 0):.1f}",
-                                    *(f"{s[k] / n:.3f}" if s.get(k, -1) >= 0
-                                      else "" for k in ("exits", "uexits",
-                                                        "ctxt", "irqs",
-                                                        "fp_hit", "l2_tx",
-                                                        "l2_rx"))])
+                    fastpath=fastpath_pct(server),
+                    a_tps=None, a_exits=None, pair=None, npairs=0)
+                if modules == "kit" and a_client:
+                    pr = pairs(a_client, client)
+                    row.update(
+                        a_tps=statistics.median(
+                            r["trans_per_s"] for r in a_client),
+                        a_exits=per_trans(a_server, "exits"),
+                        pair=median_interval(pr), npairs=len(pr))
+                rows.append(row)
+                for path, cl, sv in (("a", a_client, a_server),
+                                     ("b" if a_client else "", client, server)):
+                    bysrv = {(r["guest"], r["rep"]): r for r in sv}
+                    for i, c in enumerate(cl):
+                        s = bysrv.get((c["guest"], c["rep"]), {})
+                        n = c["n"]
+                        reprows.append([irq, chip, kernel, modules, i + 1,
+                                        int(n), f"{c['trans_per_s']:.1f}",
+                                        f"{s.get('trans_per_s', 0):.1f}",
+                                        *(f"{s[k] / n:.3f}"
+                                          if s.get(k, -1) >= 0 else ""
+                                          for k in COUNTS),
+                                        path, int(c["guest"])])
     if not rows:
         print("netbench: no results", file=sys.stderr)
         return 1
@@ -145,29 +213,49 @@ def main():
     with open(os.path.join(a.report, "tcprr.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["irq", "irqchip", "kernel", "modules", "trans_per_s",
-                    "spread_pct", "ratio_to_msi_on"])
+                    "spread_pct", "ratio_to_msi_on", "qemu",
+                    "uexits_per_trans", "vmexits_per_trans",
+                    "ctxsw_per_trans", "kit_stock_ratio", "kit_stock_ci_low",
+                    "kit_stock_ci_high"])
         for r in rows:
+            pr = r["pair"]
             w.writerow([r["irq"], r["irqchip"], r["kernel"], r["modules"],
                         f"{r['trans_per_s']:.1f}", f"{r['spread_pct']:.2f}",
-                        fmt(r["ratio"], 3) if r["ratio"] else ""])
+                        fmt(r["ratio"], 3) if r["ratio"] else "", a.qemu,
+                        *("" if v is None else f"{v:.3f}"
+                          for v in (r["uexits"], r["exits"], r["ctxsw"])),
+                        *((f"{v:.3f}" for v in pr[:3]) if pr else
+                          ("", "", ""))])
     with open(os.path.join(a.report, "tcprr-reps.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["irq", "irqchip", "kernel", "modules", "rep", "n",
                     "client_trans_per_s", "server_trans_per_s",
-                    "vmexits_per_trans", "uexits_per_trans",
+                    "vmexits_per_trans", "irq_exits_per_trans",
+                    "halt_exits_per_trans", "io_exits_per_trans",
+                    "mmio_exits_per_trans", "irq_window_exits_per_trans",
+                    "uexits_per_trans",
                     "ctxsw_per_trans", "vfio_irqs_per_trans",
                     "fastpath_hits_per_trans", "l2_tx_pkts_per_trans",
-                    "l2_rx_pkts_per_trans"])
+                    "l2_rx_pkts_per_trans", "ab", "guest"])
         w.writerows(reprows)
 
     # The seed's columns first, then spread and the counts behind them.
     head = ["IRQ type", "irqchip", "kernel", "modules", "TCP_RR trans/s",
             "ratio to msi/on", "VM exits/trans", "user exits/trans",
-            "spread %", "kit/stock", "ctxsw/trans", "vfio irqs/trans",
-            "fast path %", "L2 tx pkts/trans", "L2 rx pkts/trans"]
+            "spread %", "kit/stock", "B/A paired", "B/A interval",
+            "A trans/s", "host-irq exits/trans", "halt exits/trans",
+            "ctxsw/trans", "vfio irqs/trans", "fast path %",
+            "L2 tx pkts/trans", "L2 rx pkts/trans"]
+
+    def interval(pr):
+        return f"{pr[1]:.2f}..{pr[2]:.2f}" if pr else "-"
+
     body = [[r["irq"], r["irqchip"], r["kernel"], r["modules"],
              f"{r['trans_per_s']:.0f}", fmt(r["ratio"]), fmt(r["exits"]),
              fmt(r["uexits"]), f"{r['spread_pct']:.1f}", fmt(r["vs_stock"]),
+             fmt(r["pair"][0] if r["pair"] else None),
+             interval(r["pair"]), fmt(r["a_tps"], 0),
+             fmt(r["irq_exits"]), fmt(r["halt_exits"]),
              fmt(r["ctxsw"]), fmt(r["irqs"]), fmt(r["fastpath"], 1),
              fmt(r["l2_tx"]), fmt(r["l2_rx"])]
             for r in rows]
@@ -179,13 +267,39 @@ def main():
                  f"{rows[0]['n']} transactions, {clock}; compare rows "
                  "only within one run.")
     notes.append("Counts per transaction (host-wide, read by the server around "
-                 "each repetition): VM exits (kvm/exits), context switches "
-                 "(/proc/stat ctxt), interrupts vfio handled (/proc/interrupts), "
-                 "packets the L2 guest sent and received (the testbed NIC's "
-                 "counters); only with NETBENCH_EVENTS=1, which turns trace "
-                 "events on: returns of KVM_RUN to QEMU (kvm_userspace_exit) "
-                 "and fast path %, the kit's MSIs injected from the hard-irq "
-                 "handler (vfio_fastpath_hit) out of all its attempts.")
+                 "each repetition): VM exits (kvm/exits) and, of them, host "
+                 "interrupts that arrived while a guest ran, the NIC's own "
+                 "and timer ticks (kvm/irq_exits), and guest HLTs "
+                 "(kvm/halt_exits); context switches (/proc/stat ctxt), "
+                 "interrupts vfio handled (/proc/interrupts), packets the L2 "
+                 "guest sent and received (the testbed NIC's counters).  "
+                 "Only with NETBENCH_EVENTS=1, which turns trace events on: "
+                 "returns of KVM_RUN to QEMU (kvm_userspace_exit; KVM keeps "
+                 "no counter of them, and none of the split irqchip's EOI "
+                 "exits) and fast path %, the kit's MSIs injected from the "
+                 "hard-irq handler (vfio_fastpath_hit) out of all its "
+                 "attempts.")
+    npairs = sorted({r["npairs"] for r in rows if r["pair"]})
+    if npairs:
+        cov = ", ".join(f"{n} pairs {median_interval([1.0] * n)[3] * 100:.1f} %"
+                        for n in npairs)
+        notes.append("Same-boot A/B (kit-modules boots): per combination "
+                     "pairs of guests, one repetition each, A B A B ...; A "
+                     "is the stock path: vfio_pci_core.fastpath=0 (stock's "
+                     "hard-irq handlers, MSI and INTx)" +
+                     (" and the vfio-pci property x-kvm-split-resample=off "
+                      "(QEMU resamples split-irqchip INTx on the EOI exit; "
+                      "the property changes only the nomsi/split rows)"
+                      if a.qemu == "kit" else "") +
+                     "; B the kit's path (fastpath=1" +
+                     (", the property on" if a.qemu == "kit" else "") +
+                     ").  The kit row's trans/s and counts are B's; B/A "
+                     "paired: the median of guest i's B/A; its interval: "
+                     "the sign test's distribution-free interval for the "
+                     "median (order statistics, nothing resampled), "
+                     f"coverage {cov} (at least 95 % needs 6 pairs; "
+                     "6 to 8 pairs give min..max).  kit/stock: the kit "
+                     "row over the stock-modules boot's row (two boots).")
     notes.append("VMM of the L2 guests, every row: " +
                  ("the kit's QEMU (make qemu, QEMU=kit): split-irqchip INTx "
                   "resampled by KVM where the modules offer "
@@ -201,14 +315,19 @@ def main():
                              f"{sp['trans_per_s'] / on['trans_per_s']:.2f} "
                              f"(the seed: {SEED_NOMSI_SPLIT:.2f})")
     for r in rows:
-        st = idx.get((r["kernel"], "stock", r["irq"], r["irqchip"]))
-        if r["modules"] != "kit" or not st:
+        pr = r["pair"]
+        if not pr:
             continue
-        margin = max(r["spread_pct"], st["spread_pct"]) / 100
-        if r["vs_stock"] < 1 - margin:
-            notes.append(f"BELOW STOCK beyond the spread: {r['kernel']} "
-                         f"{r['irq']}/{r['irqchip']} kit/stock "
-                         f"{r['vs_stock']:.3f} (spread {margin * 100:.1f}%)")
+        what = (f"{r['kernel']} {r['irq']}/{r['irqchip']} kit B/A "
+                f"{pr[0]:.3f}, interval {pr[1]:.3f}..{pr[2]:.3f} "
+                f"({r['npairs']} pairs, coverage {pr[3] * 100:.1f} %)")
+        if pr[3] < CONF:
+            notes.append("no verdict, the interval covers less than "
+                         f"{CONF * 100:.0f} %: " + what)
+        elif pr[2] < 1:
+            notes.append("BELOW STOCK (the whole interval below 1): " + what)
+        elif pr[1] > 1:
+            notes.append("above stock (the whole interval above 1): " + what)
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     notes.append("Run %s on %s; load average %.1f at the end (the emulator itself keeps about 2)." %
