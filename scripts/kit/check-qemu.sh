@@ -36,7 +36,9 @@
 #
 # Environment: QC_N=300 (interrupts per guest), QC_TN=40 (per device and
 # round of a transition variant), KLINE=6.12 (or 6.1, all),
-# CHECKQEMU_FLAVOURS=generic (generic, rt or "generic rt").
+# CHECKQEMU_FLAVOURS=generic (generic, rt or "generic rt"),
+# CHECKQEMU_MODULES="kit stock" (or one of them: one boot, e.g. to repeat
+# a boot that failed).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -85,7 +87,10 @@ transitions="reboot msi affinity reset mixed"
 
 boot_lines=$(kit_lines)
 boot_flavours=${CHECKQEMU_FLAVOURS:-generic}
-boot_modsets="kit stock"
+boot_modsets=${CHECKQEMU_MODULES:-kit stock}
+for m in $boot_modsets; do
+	case $m in kit | stock) ;; *) die "CHECKQEMU_MODULES=$boot_modsets: kit, stock or both" ;; esac
+done
 boot_what=check-qemu
 boot_logdir=$report
 boot_desc="$QC_N edu INTx interrupts into an L2 guest per VMM variant"
