@@ -8,10 +8,14 @@
  * the device (0x64, the line drops) and clears INTx disable again in the
  * command register, then checks that uio counted exactly one interrupt.
  *
- *   edu-intx BDF N
+ *   edu-intx BDF N [AT HOOK]
+ *
+ * With AT and HOOK, the shell command HOOK runs once after round AT (an
+ * INTx transition in the middle of the run: an IOAPIC route change, a
+ * device reset); its exit code is printed and must be 0.
  *
  * Prints "edu-intx: raised R arrived A extra E timeouts T" and exits 0
- * when A == R == N and E == T == 0.
+ * when A == R == N, E == T == 0 and the hook, if any, succeeded.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -76,17 +80,23 @@ static int intx_enable(int cfg)
 
 int main(int argc, char **argv)
 {
-	unsigned int n, i, arrived = 0, extra = 0, timeouts = 0;
+	unsigned int n, i, at = 0, arrived = 0, extra = 0, timeouts = 0;
+	const char *hook = NULL;
+	int hook_rc = 0;
 	uint32_t count, last;
 	char path[320], uio[256];
 	struct pollfd pfd;
 	int res, cfg, fd;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: edu-intx BDF N\n");
+	if (argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: edu-intx BDF N [AT HOOK]\n");
 		return 2;
 	}
 	n = strtoul(argv[2], NULL, 0);
+	if (argc == 5) {
+		at = strtoul(argv[3], NULL, 0);
+		hook = argv[4];
+	}
 	if (uio_name(argv[1], uio, sizeof(uio))) {
 		fprintf(stderr, "edu-intx: %s has no uio device\n", argv[1]);
 		return 3;
@@ -139,11 +149,17 @@ int main(int argc, char **argv)
 			perror("edu-intx: config");
 			return 6;
 		}
+		if (hook && i + 1 == at) {
+			hook_rc = system(hook);
+			printf("edu-intx: after round %u: %s: exit %d\n",
+			       at, hook, hook_rc);
+			fflush(stdout);
+		}
 	}
 	/* An interrupt after the last round would be one too many. */
 	if (poll(&pfd, 1, 200) == 1 && read(fd, &count, 4) == 4)
 		extra += count - last;
 	printf("edu-intx: raised %u arrived %u extra %u timeouts %u\n",
 	       n, arrived, extra, timeouts);
-	return arrived == n && !extra && !timeouts ? 0 : 1;
+	return arrived == n && !extra && !timeouts && !hook_rc ? 0 : 1;
 }
