@@ -47,8 +47,9 @@
 #   make guest                build/guest/drivers/virtio/virtio_mmio.ko: the 6.12
 #                             guest driver with the MSI/doorbell extension
 #                             (GUEST_SPARSE=1: with sparse)
-#   make check-guest          that module in a QEMU microvm guest inside the
-#                             testbed, on a stock virtio-mmio device (legacy)
+#   make check-guest          that module in QEMU microvm guests: the compatibility
+#                             matrix with Debian's QEMU and the kit's (make qemu)
+#                             MSI/doorbell device, and Debian's driver (TAP)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic

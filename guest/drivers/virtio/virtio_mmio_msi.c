@@ -252,11 +252,12 @@ struct vm_msi *vm_msi_probe(struct platform_device *pdev, void __iomem *base,
 {
 	struct resource *res = platform_get_resource(pdev, IORESOURCE_MEM, 0);
 	struct vm_msi *m;
-	u32 flags;
+	u32 vendor, flags;
 
 	if (version != 2 || !res)
 		return NULL;
-	flags = vm_msi_vendor_flags(readl(base + VIRTIO_MMIO_VENDOR_ID));
+	vendor = readl(base + VIRTIO_MMIO_VENDOR_ID);
+	flags = vm_msi_vendor_flags(vendor);
 	if (!(flags & (VM_MSI_F_MSI | VM_MSI_F_DOORBELL)))
 		return NULL;
 	if (!msi) {
@@ -272,7 +273,7 @@ struct vm_msi *vm_msi_probe(struct platform_device *pdev, void __iomem *base,
 	m->io = (struct vm_msi_io){ m, vm_msi_rd32, vm_msi_wr32, vm_msi_rd16, vm_msi_wr16 };
 	raw_spin_lock_init(&m->lock);
 	/* The doorbell layout is checked against the queue count later. */
-	m->flags = vm_msi_io_probe(&m->io, flags, 1, m->window, &m->db);
+	m->flags = vm_msi_io_probe(&m->io, vendor, 1, m->window, &m->db);
 	if (flags & VM_MSI_F_DOORBELL)
 		m->notify_reg = readl(base + VIRTIO_MMIO_QUEUE_NOTIFY);
 	dev_info(m->dev, "extension 0x%x: MSI %s, doorbells %s\n", flags,
