@@ -4,7 +4,7 @@
 # make qemu: Debian's own QEMU (the source package of the installed
 # qemu-system-x86, 7.2 on Debian 12) plus the kit's patches in
 # patches/qemu-<upstream version>/ (a quilt-style series, patch -p1), built
-# for x86_64-softmmu with KVM only into build/qemu/.  Never installed: the
+# for x86_64-softmmu with KVM and TCG into build/qemu/.  Never installed: the
 # binary is build/qemu/qemu-system-x86_64, next to Debian's own.
 #
 #   scripts/kit/qemu.sh [--force]
