@@ -135,7 +135,4 @@ if [ "$(wc -l < "$report/lifecycle.csv")" -gt 1 ]; then
 fi
 
 step "bench-lifecycle finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/lifecycle.csv"
-if [ ${#boots_failed[@]} -gt 0 ]; then
-	echo "kit: bench-lifecycle: failed: ${boots_failed[*]}" >&2
-	exit 1
-fi
+kit_boots_report bench-lifecycle || exit 1

@@ -187,5 +187,5 @@ done
 echo "1..$n"
 echo "# check-qemu: $((n - bad)) passed, $bad failed, $((SECONDS - start)) s"
 echo "$((n - bad)) passed, $bad failed"
-[ ${#boots_failed[@]} -eq 0 ] || echo "kit: check-qemu: boots failed: ${boots_failed[*]}" >&2
+kit_boots_report check-qemu || true
 [ $bad -eq 0 ]

@@ -244,16 +244,21 @@ kit_lines() {
 #   boot_hint      (optional) what a non-zero exit means
 #   boot_opts      (array) testbed options besides --modules, --name and
 #                  --icount (ICOUNT, when set)
+#   boot_retry     (optional) 1: a failed boot may get a second try
+#                  (kit_boot_retriable); a benchmark's choice, never a test's
 # and defines two functions, which see KLINE, FLAVOUR, m (the module set),
 # label (<line>-<flavour>), name and dir (the run's name and directory):
 #   boot_cmd       sets the array boot_argv: the command to run
 #   boot_collect RC  copies the boot's results into the report, whatever RC
-# A boot that exits non-zero is named on stderr and in boots_failed.
+# A boot that exits non-zero is named on stderr, in boots_failed, and with
+# its evidence in boots_why (kit_boots_report prints it last).
 # shellcheck disable=SC2154 # boot_* are the caller's
 kit_boots() {
 	local -x KLINE FLAVOUR
 	local m label name dir krel rc
 	boots_failed=()
+	boots_why=()
+	boots_retried=()
 	if [[ " $boot_modsets " == *" kit "* ]]; then
 		for KLINE in $boot_lines; do
 			# shellcheck disable=SC2086 # a list of flavours
@@ -271,18 +276,79 @@ kit_boots() {
 				boot_argv=()
 				boot_cmd
 				step "boot $label, $m modules: $boot_desc"
-				rc=0
-				(unset KREL; "$kit_top/scripts/kit/testbed.sh" --modules "$m" \
-					--name "$name" ${ICOUNT:+--icount "$ICOUNT"} \
-					"${boot_opts[@]}" -- "${boot_argv[@]}") || rc=$?
-				boot_collect "$rc"
+				kit_boot_once
+				if [ "$rc" -ne 0 ] && kit_boot_retriable; then
+					rm -rf "$dir-try1"
+					mv "$dir" "$dir-try1"
+					boots_retried+=("$(kit_boot_why "$label/$m" "$rc" "$dir-try1")")
+					echo "kit: $boot_what: $label/$m exited $rc; once more (the first try: ${dir#"$kit_top"/}-try1/console.log)" >&2
+					kit_boot_once
+				fi
 				if [ "$rc" -ne 0 ]; then
 					echo "kit: $boot_what: $label/$m exited $rc (${boot_hint:+$boot_hint; }console: ${dir#"$kit_top"/}/console.log)" >&2
 					boots_failed+=("$label/$m")
+					boots_why+=("$(kit_boot_why "$label/$m" "$rc" "$dir")")
 				fi
 			done
 		done
 	done
+}
+
+# kit_boot_once: one testbed boot of kit_boots' loop, its exit code in rc.
+# shellcheck disable=SC2154 # boot_* are the caller's
+kit_boot_once() {
+	rc=0
+	(unset KREL; "$kit_top/scripts/kit/testbed.sh" --modules "$m" \
+		--name "$name" ${ICOUNT:+--icount "$ICOUNT"} \
+		"${boot_opts[@]}" -- "${boot_argv[@]}") || rc=$?
+	boot_collect "$rc"
+}
+
+# kit_boot_retriable: with boot_retry=1 (a benchmark's boots, never a
+# test's), whether the failed boot gets a second try: a stock-module boot
+# whatever failed (its modules are Debian's, the emulated machine can
+# flake), a kit-module boot only when the testbed gave no result or timed
+# out.  A kernel splat or a lost or doubled interrupt with the kit's
+# modules is never retried.  kit_boots_report names every retried boot.
+kit_boot_retriable() {
+	[ "${boot_retry:-0}" = 1 ] || return 1
+	[ "$m" = kit ] || return 0
+	[ "$rc" -eq 99 ] || [ "$rc" -eq 124 ]
+}
+
+# kit_boot_why WHAT RC DIR: what a failed boot's exit code means (the
+# testbed's codes, tools/testbed/lib.sh's tb_result) and its evidence:
+# the kernel splats, or the lines the command printed about a failure.
+kit_boot_why() {
+	local what=$1 rc=$2 dir=$3 meaning
+	case $rc in
+	124) meaning="timed out" ;;
+	125) meaning="kernel splat" ;;
+	99) meaning="no result from the testbed" ;;
+	*) meaning="the command exited $rc${boot_hint:+ ($boot_hint)}" ;;
+	esac
+	echo "$what: $meaning; console: ${dir#"$kit_top"/}/console.log"
+	if [ "$rc" -eq 125 ]; then
+		head -n 5 "$dir/splats.txt" 2>/dev/null
+	else
+		grep -aE '^[a-z_-]+: |failed|lost|doubled|error|not ok' \
+			"$dir/console.log" 2>/dev/null | tail -n 5
+	fi | sed 's/^/    /'
+}
+
+# kit_boots_report WHAT: after the report, name the failed boots with their
+# evidence (the last lines a CI log keeps); non-zero when one failed.
+kit_boots_report() {
+	local w
+	for w in "${boots_retried[@]}"; do
+		echo "kit: $1: retried after a failed first try: $w" >&2
+	done
+	[ ${#boots_failed[@]} -eq 0 ] && return 0
+	echo "kit: $1: failed: ${boots_failed[*]}" >&2
+	for w in "${boots_why[@]}"; do
+		echo "$w" >&2
+	done
+	return 1
 }
 
 # kit_merge HEADER PREFIX: HEADER, then every boot's PREFIX<label>-<m>.csv

@@ -125,7 +125,4 @@ python3 "$kit_top/tools/netbench/report.py" --icount "${ICOUNT:-off}" \
 	--kline "${KLINE:-6.12}" --qemu "$QEMU" "$report" || die "report.py failed"
 
 step "netbench finished in $((SECONDS - start)) s: ${report#"$kit_top"/}/tcprr.csv, tcprr.md, tcprr.txt"
-if [ ${#boots_failed[@]} -gt 0 ]; then
-	echo "kit: netbench: failed: ${boots_failed[*]}" >&2
-	exit 1
-fi
+kit_boots_report netbench || exit 1

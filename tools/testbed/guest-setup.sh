@@ -94,4 +94,7 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	cat /sys/kernel/debug/kmemleak > "$out/kmemleak.txt"
 fi
 dmesg > "$out/dmesg.txt"
+# The exit code also as a file: on the serial console a kernel message can
+# land in the middle of the marker line that init prints.
+echo "$rc" > "$out/testbed-rc"
 exit $rc

@@ -99,9 +99,10 @@ tb_cmdfiles() {
 }
 
 # tb_result RC TIMEOUT: turn the emulator's exit code and the console log
-# ($out/console.log) into the testbed's exit code: CMD's from the marker
-# line; 124 on timeout, 99 without a marker (console tail printed); 125
-# when the console or $out/dmesg.txt holds a splat.
+# ($out/console.log) into the testbed's exit code: CMD's from
+# $out/testbed-rc or the marker line; 124 on timeout, 99 without either
+# (console tail printed); 125 when the console or $out/dmesg.txt holds a
+# splat.
 tb_result() {
 	local qrc=$1 timeout=$2 log=$out/console.log rc
 	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
@@ -109,7 +110,10 @@ tb_result() {
 		tail -n 40 "$log" >&2
 		return 124
 	fi
-	rc=$(sed -n 's/^KIT-TESTBED-RC=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+	# guest-setup.sh's file where the output directory is shared (QEMU),
+	# else init's marker line, wherever a kernel message put it.
+	rc=$(cat "$out/testbed-rc" 2>/dev/null ||
+	     sed -n 's/.*KIT-TESTBED-RC=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 	if [ -z "$rc" ]; then
 		echo "kit: testbed ended without a result; console tail:" >&2
 		tail -n 40 "$log" >&2
