@@ -582,6 +582,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 							   IRQCHIP_SPLIT;
 	struct guest_params params = { .vector = IRQLAT_VECTOR };
 	long long ctxt0, vcpu0, exits0, halt0, irqx0, host_irqs0;
+	u32 doubled0;
 	struct timespec t0, t1;
 	sigset_t set, old;
 	int ret, tsc_khz;
@@ -650,6 +651,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 
 	c->uexits = 0;
 	c->eoi_exits = 0;
+	doubled0 = READ_ONCE(c->g->doubled);
 	host_irqs0 = proc_interrupts_count(vfio_irq, c->edu->bdf);
 	exits0 = stat_read(c, c->off_exits);
 	halt0 = stat_read(c, c->off_halt_exits);
@@ -714,6 +716,13 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 				 host_irqs0;
 	if (c->io_inject_err)
 		tap_diag("KVM_SIGNAL_MSI failed %lld times", c->io_inject_err);
+	/*
+	 * Where a doubled interrupt came: before the counted window (setup,
+	 * the guest's READY) or in it, against the host's handler runs.
+	 */
+	if (res->doubled)
+		tap_diag("doubled: %u before the counted window, %u in it; host handler runs in it: %lld",
+			 doubled0, res->doubled - doubled0, res->signalled);
 	latency(c, res);
 out:
 	unwire(c);
