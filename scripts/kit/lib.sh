@@ -330,9 +330,10 @@ kit_boot_why() {
 	echo "$what: $meaning; console: ${dir#"$kit_top"/}/console.log"
 	if [ "$rc" -eq 125 ]; then
 		head -n 5 "$dir/splats.txt" 2>/dev/null
-	else
-		grep -aE '^[a-z_-]+: |failed|lost|doubled|error|not ok' \
-			"$dir/console.log" 2>/dev/null | tail -n 5
+	elif ! grep -aE '[0-9] lost|[0-9] doubled|failed|error|not ok|timed out' \
+			"$dir/console.log" 2>/dev/null | grep -v '^\[' | head -n 5; then
+		grep -a '^[a-z_-]*: ' "$dir/console.log" 2>/dev/null |
+			grep -v skipped | tail -n 5
 	fi | sed 's/^/    /'
 }
 
