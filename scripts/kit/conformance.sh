@@ -32,6 +32,8 @@
 #   CONFORMANCE_MODULES="stock kit"
 #   CONFORMANCE_KUT_TIMEOUT=900   seconds per kvm-unit-test
 #   CONFORMANCE_SELFTEST_TIMEOUT=120  seconds per KVM selftest
+#   CONFORMANCE_MEM=6144          the testbed's memory in MiB (kvm-unit-tests'
+#                                 svm tests start their guest with -m 4g)
 #   CONFORMANCE_BOOT_TIMEOUT=     seconds per testbed boot (default: the
 #                                 sum of the plan's bounds + 600)
 #   CONFORMANCE_BUILD_ONLY=1      build the suites and write the plans only
@@ -60,6 +62,8 @@ for m in $modsets; do
 done
 kut_timeout=${CONFORMANCE_KUT_TIMEOUT:-900}
 st_timeout=${CONFORMANCE_SELFTEST_TIMEOUT:-120}
+mem=${CONFORMANCE_MEM:-6144}
+[[ "$mem" =~ ^[0-9]+$ ]] || die "CONFORMANCE_MEM=$mem: MiB"
 only=" $(echo "${CONFORMANCE_TESTS:-}" | tr ',' ' ' | xargs) "
 exclude_file=$kit_top/tools/testing/conformance/exclude.txt
 cdir=$B/conformance
@@ -224,7 +228,7 @@ boot_cmd() {
 	bt=${CONFORMANCE_BOOT_TIMEOUT:-$(awk -v k="$kut_timeout" -v s="$st_timeout" \
 		'{ t += ($1 == "kut") ? k + 70 : s + 20 } END { print t + 600 }' "$plan")}
 	step "$label, $m modules: $(wc -l < "$plan") tests (boot bound ${bt} s)"
-	boot_opts=(--timeout "$bt")
+	boot_opts=(--timeout "$bt" --mem "$mem")
 	boot_argv=("$kit_top/tools/testbed/conformance-run.sh"
 		--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout" "$plan")
 }

@@ -5,6 +5,7 @@
 # stock ones and run one command inside.
 #
 #   tools/testbed/run.sh [--modules kit|stock|host] [--timeout S] [--smp N]
+#                        [--mem MIB]
 #                        [--append "kernel args"] [--name NAME]
 #                        [--icount SHIFT] [--qemu-arg ARG]...
 #                        [--trace-events SYS[/EVENT],...] -- CMD...
@@ -25,6 +26,9 @@
 # Devices: an emulated Intel IOMMU and two edu devices, 00:03.0 (the one the
 # tests drive) and 00:07.0, which q35 routes to the same PIRQ: the host INTx
 # line is shared (vfio_intx_shared).
+# --mem MIB sets the testbed's memory (2048 by default; make conformance
+# gives kvm-unit-tests' svm tests, which ask for -m 4g, more).
+#
 # --qemu-arg ARG is passed to QEMU as one more argument (make netbench adds
 # its NICs this way); repeat it for each.
 # --trace-events turns those trace events on once, before CMD (tests that
@@ -38,13 +42,14 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-modules=kit timeout=900 smp=2 append= name= icount= trace_events=
+modules=kit timeout=900 smp=2 mem=2048 append= name= icount= trace_events=
 qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--modules) modules=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--icount) icount=$2; shift 2 ;;
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || die "run.sh: no command (usage in the header of $0)"
+[[ "$mem" =~ ^[0-9]+$ ]] && [ "$mem" -ge 512 ] || die "--mem $mem: MiB, at least 512"
 case "$modules" in kit|stock|host) ;; *) die "--modules kit|stock|host" ;; esac
 
 tb_init qemu-system-x86_64 busybox modinfo depmod xz cpio
@@ -117,7 +123,7 @@ for attempt in 1 2; do
 	start=$SECONDS
 	set +e
 	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
-		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m 2048 "${qemu_extra[@]}" \
+		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_extra[@]}" \
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$repo $append" \
