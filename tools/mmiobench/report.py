@@ -36,7 +36,7 @@ whose interrupt was lost stays unread until a retransmission; rr's
 transactions have one in flight), and the NIC's packets received cover
 the transactions.  Interrupts whose handler found no used-ring update
 (/proc/irq/N/spurious) are reported, not judged.  Exit code 1 when a
-check failed.
+check failed, 2 when the script itself failed.
 """
 import argparse
 import csv
@@ -279,4 +279,9 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # 1 is the check step's verdict; a failure of the script itself is 2.
+    try:
+        sys.exit(main())
+    except Exception as e:  # pylint: disable=broad-except
+        print(f"report.py: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(2)
