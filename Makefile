@@ -50,6 +50,11 @@
 #   make check-guest          that module in QEMU microvm guests: the compatibility
 #                             matrix with Debian's QEMU and the kit's (make qemu)
 #                             MSI/doorbell device, and Debian's driver (TAP)
+#   make mmiobench            TCP_RR into an L2 microvm guest with virtio-net and
+#                             vhost-net per virtio transport (pci, mmio, mmio-msi,
+#                             mmio-msi-doorbell) x kernel-irqchip on/split, one
+#                             testbed boot: build/report/mmio.csv
+#                             (MMIOBENCH_REPS, MMIOBENCH_COMBOS)
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -139,12 +144,15 @@ check-qemu:
 testbed:
 	@$(K)/testbed.sh --modules kit
 
-.PHONY: deb status check-deb guest check-guest
+.PHONY: deb status check-deb guest check-guest mmiobench
 guest:
 	@$(K)/guest.sh
 
 check-guest:
 	@$(K)/check-guest.sh
+
+mmiobench:
+	@$(K)/mmiobench.sh
 
 deb:
 	@$(K)/deb.sh

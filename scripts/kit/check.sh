@@ -71,6 +71,8 @@ run_step selftests-build make -C "$kit_top/tools/testing/selftests/kvm-irqbypass
 # make netbench's parts that run on the host: rr on loopback, report.py.
 run_step netbench-rr bash -c 'make -C "$1/tools/netbench" OUTPUT="$2" &&
 	"$1/tools/netbench/test_rr.sh" "$2/rr"' - "$kit_top" "$B/netbench"
+# make mmiobench's report.py on logs with known answers.
+run_step mmiobench-report "$kit_top/tools/mmiobench/test_report.sh"
 # The guest virtio_mmio.ko's register encoding and sequences against a
 # model of Dragonball's device, in userspace (make check-guest boots it).
 run_step virtio-mmio-msi make -C "$kit_top/tools/testing/virtio-mmio-msi" \
