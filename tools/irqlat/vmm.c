@@ -721,7 +721,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	 * the guest's READY) or in it, against the host's handler runs.
 	 */
 	if (res->doubled)
-		tap_diag("doubled: %u before the counted window, %u in it; host handler runs in it: %lld",
+		tap_diag("doubled: %u before the window, %u in it (host irqs: %lld)",
 			 doubled0, res->doubled - doubled0, res->signalled);
 	latency(c, res);
 out:
