@@ -63,6 +63,9 @@ boot_cmd() {
 		--samples-file "$dir/samples.csv" ${IRQLAT_ARGS:-})
 }
 boot_collect() {
+	# A retried boot's rows replace the first try's, or none are left.
+	rm -f "$report/boot-$label-$m.csv" "$report/irqlat-$label-$m.json" \
+		"$report/samples-$label-$m.csv"
 	[ -s "$dir/irqlat.csv" ] || return 0
 	tail -n +2 "$dir/irqlat.csv" > "$report/boot-$label-$m.csv"
 	cp "$dir/irqlat.json" "$report/irqlat-$label-$m.json"
