@@ -6,7 +6,11 @@
  * find each other through a token (the eventfd_ctx).  One entry per token
  * lives in a hash table that grows and shrinks by doubling; a registered
  * object records its entry in its manager-private ->node, so registering,
- * unregistering and the fast path cost O(1).
+ * unregistering and the fast path cost O(1).  A consumer alone on its
+ * token (an irqfd whose eventfd no device signals: most of them) needs no
+ * entry: it is chained through its own ->node in a second table, as the
+ * stock manager chains every object, and gets an entry only when a
+ * producer or a second consumer arrives on its token.
  *
  * A producer registered with irq_bypass_register_fast_producer() may hand
  * an interrupt to the paired consumer's fast handler from its own hard-irq
@@ -106,20 +110,27 @@ static struct dentry *irqbp_debugfs;
 static unsigned long irqbp_node_key __read_mostly;
 
 /*
- * The ->node field of both structures is manager-private.  It is not linked
- * anywhere: while an object is registered, ->node.next points to its entry
- * and ->node.prev holds a check value computed from the entry, the address
- * of ->node and a random per-boot key, so a zeroed ->node, garbage or a
+ * The ->node field of both structures is manager-private.  While an object
+ * is registered with an entry, ->node.next points to the entry and
+ * ->node.prev holds a check value computed from the entry, the address of
+ * ->node, a random per-boot key and a tag, so a zeroed ->node, garbage or a
  * copy of a registered object (other address) is never taken for a mark.
- * A refused consumer carries the check value with bit 0 flipped.  Callers
- * must not write ->node while the object is registered; if they do, the
- * object is still found by its token (its fast path then falls back).
+ * A refused consumer carries the tag 1.  Callers must not write ->node
+ * while the object is registered; if they do, an object with an entry is
+ * still found by its token (its fast path then falls back).  A lone
+ * consumer (tag 2, see irqbp_lone_link()) has ->node.next chaining it in
+ * irqbp_lone; its ->node is then as much the caller's to keep as in the
+ * stock manager, where every registered object's ->node is a list link.
  */
-static struct list_head *irqbp_check(struct list_head *node,
-				     struct irqbp_entry *e, bool refused)
+#define IRQBP_TAG_ENTRY		0UL
+#define IRQBP_TAG_REFUSED	1UL
+#define IRQBP_TAG_LONE		2UL
+
+static struct list_head *irqbp_check(struct list_head *node, void *ptr,
+				     unsigned long tag)
 {
-	return (struct list_head *)((unsigned long)e ^ (unsigned long)node ^
-				    irqbp_node_key ^ refused);
+	return (struct list_head *)((unsigned long)ptr ^ (unsigned long)node ^
+				    irqbp_node_key ^ tag);
 }
 
 static void irqbp_mark(struct list_head *node, struct irqbp_entry *e,
@@ -128,7 +139,9 @@ static void irqbp_mark(struct list_head *node, struct irqbp_entry *e,
 	lockdep_assert_held(&irqbp_lock);
 	WRITE_ONCE(node->next, (struct list_head *)e);
 	/* Pairs with smp_load_acquire() in irqbp_marked_entry(). */
-	smp_store_release(&node->prev, irqbp_check(node, e, refused));
+	smp_store_release(&node->prev, irqbp_check(node, e, refused ?
+						   IRQBP_TAG_REFUSED :
+						   IRQBP_TAG_ENTRY));
 }
 
 /* Clearing the check first makes a concurrent fast path fail the check. */
@@ -155,7 +168,8 @@ static struct irqbp_entry *irqbp_marked_entry(struct list_head *node,
 	/* Pairs with smp_store_release() in irqbp_mark(). */
 	check = smp_load_acquire(&node->prev);
 	e = (struct irqbp_entry *)READ_ONCE(node->next);
-	if (!e || check != irqbp_check(node, e, refused))
+	if (!e || check != irqbp_check(node, e, refused ? IRQBP_TAG_REFUSED :
+						  IRQBP_TAG_ENTRY))
 		return NULL;
 	return e;
 }
@@ -195,10 +209,21 @@ static struct irqbp_entry *irqbp_find_cons(struct irq_bypass_consumer *cons)
 }
 
 /*
- * Rehashes into 2^@bits buckets.  If the allocation fails the old table
- * stays (longer or sparser chains, still correct).  The table is charged
- * to the memory cgroup of the task whose registration resized it.
+ * A table of 2^@bits bucket heads of @size bytes each for a rehash: the
+ * static @min_table (cleared) at the minimum size, else a new array
+ * charged to the memory cgroup of the task whose registration resized it.
+ * NULL if the allocation fails: the old table then stays (longer or
+ * sparser chains, still correct).
  */
+static void *irqbp_table_alloc(unsigned int bits, void *min_table,
+			       size_t size)
+{
+	if (bits == IRQBP_HASH_MIN_BITS)
+		return memset(min_table, 0, size << IRQBP_HASH_MIN_BITS);
+	return kvcalloc(1U << bits, size, GFP_KERNEL_ACCOUNT);
+}
+
+/* Rehashes the entries into 2^@bits buckets. */
 static void irqbp_hash_resize(unsigned int bits)
 {
 	struct hlist_head *new;
@@ -207,15 +232,9 @@ static void irqbp_hash_resize(unsigned int bits)
 	unsigned int i;
 
 	lockdep_assert_held(&irqbp_lock);
-	if (bits == IRQBP_HASH_MIN_BITS) {
-		/* Still holds the heads it had when the table grew. */
-		new = irqbp_hash_min;
-		memset(new, 0, sizeof(irqbp_hash_min));
-	} else {
-		new = kvcalloc(1U << bits, sizeof(*new), GFP_KERNEL_ACCOUNT);
-		if (!new)
-			return;
-	}
+	new = irqbp_table_alloc(bits, irqbp_hash_min, sizeof(*new));
+	if (!new)
+		return;
 	for (i = 0; i < (1U << irqbp_hash_bits); i++)
 		hlist_for_each_entry_safe(e, tmp, &irqbp_hash[i], hnode)
 			hlist_add_head(&e->hnode, &new[hash_ptr(e->token, bits)]);
@@ -225,9 +244,220 @@ static void irqbp_hash_resize(unsigned int bits)
 	irqbp_hash_bits = bits;
 }
 
-/* Returns @token's entry, creating an empty one, or an ERR_PTR. */
+/*
+ * Fast handlers of lone consumers.  A lone consumer has no entry to hold
+ * its handler, so its ->node tag holds an index into this table; KVM
+ * registers every irqfd with the same handler, so a few slots serve a
+ * host.  Slot 0 is "no handler".  With every slot taken by other handlers
+ * a consumer gets an entry as before.  Protected by irqbp_lock.
+ */
+#define IRQBP_HANDLER_SLOTS	8
+static struct {
+	irq_bypass_fast_handler_t fn;
+	unsigned int refs;
+} irqbp_handlers[IRQBP_HANDLER_SLOTS];
+
+/* Takes a slot for @fn; returns its index, or -1 if none is free. */
+static int irqbp_handler_get(irq_bypass_fast_handler_t fn)
+{
+	int i, free = -1;
+
+	lockdep_assert_held(&irqbp_lock);
+	if (!fn)
+		return 0;
+	for (i = 1; i < IRQBP_HANDLER_SLOTS; i++) {
+		if (irqbp_handlers[i].refs && irqbp_handlers[i].fn == fn) {
+			irqbp_handlers[i].refs++;
+			return i;
+		}
+		if (!irqbp_handlers[i].refs && free < 0)
+			free = i;
+	}
+	if (free > 0) {
+		irqbp_handlers[free].fn = fn;
+		irqbp_handlers[free].refs = 1;
+	}
+	return free;
+}
+
+static void irqbp_handler_put(int slot)
+{
+	lockdep_assert_held(&irqbp_lock);
+	if (slot > 0 && !WARN_ON_ONCE(!irqbp_handlers[slot].refs))
+		irqbp_handlers[slot].refs--;
+}
+
+/*
+ * token -> lone consumer.  Each bucket is a NULL-terminated chain through
+ * the consumers' ->node.next; ->node.prev is the check value of the tag
+ * IRQBP_TAG_LONE | slot << 2 over ->node.next, so a lone consumer is told
+ * from a copy or garbage without following a pointer, and a chain walk
+ * stops at a link that fails its check.  At most one lone consumer per
+ * token, and never one on a token that has an entry.  Same growth and
+ * shrink rule as irqbp_hash.  Only irqbp_lock holders read it.
+ */
+static struct list_head *irqbp_lone_min[1 << IRQBP_HASH_MIN_BITS];
+static struct list_head **irqbp_lone = irqbp_lone_min;
+static unsigned int irqbp_lone_bits = IRQBP_HASH_MIN_BITS;
+static unsigned int irqbp_nr_lone;
+
+static struct irq_bypass_consumer *irqbp_lone_cons(struct list_head *node)
+{
+	return container_of(node, struct irq_bypass_consumer, node);
+}
+
+/* The handler slot of a lone consumer's @node, or -1 if it is not one. */
+static int irqbp_lone_slot(struct list_head *node)
+{
+	unsigned long tag;
+
+	lockdep_assert_held(&irqbp_lock);
+	tag = (unsigned long)irqbp_check(node, node->next, 0) ^
+	      (unsigned long)node->prev;
+	if ((tag & 3) != IRQBP_TAG_LONE || (tag >> 2) >= IRQBP_HANDLER_SLOTS)
+		return -1;
+	if ((tag >> 2) && !irqbp_handlers[tag >> 2].refs)
+		return -1;
+	return tag >> 2;
+}
+
+static void irqbp_lone_set_next(struct list_head *node,
+				struct list_head *next, int slot)
+{
+	node->next = next;
+	node->prev = irqbp_check(node, next,
+				 IRQBP_TAG_LONE | (unsigned long)slot << 2);
+}
+
+static struct list_head **irqbp_lone_bucket(void *token)
+{
+	return &irqbp_lone[hash_ptr(token, irqbp_lone_bits)];
+}
+
+static void irqbp_lone_resize(unsigned int bits)
+{
+	struct list_head **new, *n, *next;
+	unsigned int i;
+	int slot;
+
+	lockdep_assert_held(&irqbp_lock);
+	new = irqbp_table_alloc(bits, irqbp_lone_min, sizeof(*new));
+	if (!new)
+		return;
+	for (i = 0; i < (1U << irqbp_lone_bits); i++)
+		for (n = irqbp_lone[i]; n; n = next) {
+			struct list_head **b;
+
+			slot = irqbp_lone_slot(n);
+			if (WARN_ON_ONCE(slot < 0))
+				break;
+			b = &new[hash_ptr(irqbp_lone_cons(n)->token, bits)];
+			next = n->next;
+			irqbp_lone_set_next(n, *b, slot);
+			*b = n;
+		}
+	if (irqbp_lone != irqbp_lone_min)
+		kvfree(irqbp_lone);
+	irqbp_lone = new;
+	irqbp_lone_bits = bits;
+}
+
+/* The lone consumer of @token, or NULL. */
+static struct irq_bypass_consumer *irqbp_lone_find(void *token)
+{
+	struct list_head *n;
+
+	for (n = *irqbp_lone_bucket(token); n; n = n->next) {
+		if (WARN_ONCE(irqbp_lone_slot(n) < 0,
+			      "irqbypass: a lone consumer's ->node was overwritten\n"))
+			return NULL;
+		if (irqbp_lone_cons(n)->token == token)
+			return irqbp_lone_cons(n);
+	}
+	return NULL;
+}
+
+/* Chains @cons, which must be alone on its token, with handler @slot. */
+static void irqbp_lone_link(struct irq_bypass_consumer *cons, int slot)
+{
+	struct list_head **b = irqbp_lone_bucket(cons->token);
+
+	lockdep_assert_held(&irqbp_lock);
+	irqbp_lone_set_next(&cons->node, *b, slot);
+	*b = &cons->node;
+	irqbp_nr_lone++;
+	if (irqbp_nr_lone > (1U << irqbp_lone_bits) &&
+	    irqbp_lone_bits < IRQBP_HASH_MAX_BITS)
+		irqbp_lone_resize(irqbp_lone_bits + 1);
+}
+
+/* Takes @node out of bucket @b; returns false if it is not there. */
+static bool irqbp_lone_unchain(struct list_head **b, struct list_head *node)
+{
+	struct list_head *n, *prev = NULL;
+	int slot;
+
+	for (n = *b; n != node; n = n->next) {
+		if (!n || irqbp_lone_slot(n) < 0)
+			return false;
+		prev = n;
+	}
+	if (prev) {
+		slot = irqbp_lone_slot(prev);
+		irqbp_lone_set_next(prev, node->next, slot);
+	} else {
+		*b = node->next;
+	}
+	return true;
+}
+
+/*
+ * Unchains lone @cons and drops its handler slot; returns false if @cons
+ * is not a lone consumer.  Its own bucket first; a caller that changed
+ * ->token while registered costs a scan of every bucket.
+ */
+static bool irqbp_lone_unlink(struct irq_bypass_consumer *cons)
+{
+	int slot = irqbp_lone_slot(&cons->node);
+	unsigned int i;
+	bool found;
+
+	lockdep_assert_held(&irqbp_lock);
+	if (slot < 0)
+		return false;
+	found = irqbp_lone_unchain(irqbp_lone_bucket(cons->token), &cons->node);
+	for (i = 0; !found && i < (1U << irqbp_lone_bits); i++)
+		found = irqbp_lone_unchain(&irqbp_lone[i], &cons->node);
+	if (WARN_ON_ONCE(!found))
+		return false;
+	irqbp_unmark(&cons->node);
+	irqbp_handler_put(slot);
+	irqbp_nr_lone--;
+	if (irqbp_lone_bits > IRQBP_HASH_MIN_BITS &&
+	    irqbp_nr_lone < (1U << irqbp_lone_bits) / 4)
+		irqbp_lone_resize(irqbp_lone_bits - 1);
+	return true;
+}
+
+/* Moves lone @cons into @e, the new entry of its token. */
+static void irqbp_lone_adopt(struct irqbp_entry *e,
+			     struct irq_bypass_consumer *cons)
+{
+	int slot = irqbp_lone_slot(&cons->node);
+
+	e->handler = irqbp_handlers[slot].fn;
+	irqbp_lone_unlink(cons);
+	e->cons = cons;
+	irqbp_mark(&cons->node, e, false);
+}
+
+/*
+ * Returns @token's entry, or an ERR_PTR.  A new one takes in the token's
+ * lone consumer, if there is one.
+ */
 static struct irqbp_entry *irqbp_get_entry(void *token)
 {
+	struct irq_bypass_consumer *lone;
 	struct irqbp_entry *e;
 
 	might_sleep();
@@ -244,6 +474,9 @@ static struct irqbp_entry *irqbp_get_entry(void *token)
 	if (irqbp_nr_entries > (1U << irqbp_hash_bits) &&
 	    irqbp_hash_bits < IRQBP_HASH_MAX_BITS)
 		irqbp_hash_resize(irqbp_hash_bits + 1);
+	lone = irqbp_lone_find(token);
+	if (lone)
+		irqbp_lone_adopt(e, lone);
 	return e;
 }
 
@@ -597,7 +830,7 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 				   irq_bypass_fast_handler_t handler)
 {
 	struct irqbp_entry *e;
-	int ret;
+	int ret, slot;
 
 	if (!consumer->token ||
 	    !consumer->add_producer || !consumer->del_producer)
@@ -612,12 +845,26 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 
 	/* Registered under another token?  (Same token: e->cons below.) */
 	e = irqbp_marked_entry(&consumer->node, false);
-	if (e && e->cons == consumer) {
+	if ((e && e->cons == consumer) || irqbp_lone_slot(&consumer->node) >= 0) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
 	/* Refused before and registering again: start afresh. */
 	irqbp_forget_refused(consumer);
+
+	/*
+	 * Nothing else on the token: no entry, just a link (an irqfd costs
+	 * no allocation until a producer or a second irqfd comes).
+	 */
+	if (!irqbp_lookup(consumer->token) &&
+	    !irqbp_lone_find(consumer->token)) {
+		slot = irqbp_handler_get(handler);
+		if (slot >= 0) {
+			irqbp_lone_link(consumer, slot);
+			mutex_unlock(&irqbp_lock);
+			return 0;
+		}
+	}
 
 	e = irqbp_get_entry(consumer->token);
 	if (IS_ERR(e)) {
@@ -719,6 +966,11 @@ void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 
 	e = irqbp_find_cons(consumer);
 	if (!e) {
+		if (irqbp_lone_unlink(consumer)) {
+			mutex_unlock(&irqbp_lock);
+			module_put(THIS_MODULE);
+			return;
+		}
 		irqbp_forget_refused(consumer);
 		mutex_unlock(&irqbp_lock);
 		return;
@@ -747,21 +999,40 @@ EXPORT_SYMBOL_GPL(irq_bypass_unregister_consumer);
  *
  * Context: process, may sleep.
  *
- * Return: 0, or -ENOENT if @cons is not registered.
+ * Return: 0; -ENOENT if @cons is not registered; -ENOMEM if @cons was
+ * registered alone on its token and needs an entry now (more distinct
+ * handlers than the manager keeps for lone consumers), in which case the
+ * old handler stays.
  */
 int irq_bypass_set_consumer_handler(struct irq_bypass_consumer *cons,
 				    irq_bypass_fast_handler_t handler)
 {
+	int ret = 0, slot, new_slot;
 	struct irqbp_entry *e;
-	int ret = 0;
 
 	might_sleep();
 
 	mutex_lock(&irqbp_lock);
 	e = irqbp_find_cons(cons);
-	if (!e) {
+	slot = e ? -1 : irqbp_lone_slot(&cons->node);
+	if (slot >= 0) {
+		/* Lone: another slot, or an entry if none is free. */
+		new_slot = irqbp_handler_get(handler);
+		if (new_slot >= 0) {
+			irqbp_handler_put(slot);
+			irqbp_lone_set_next(&cons->node, cons->node.next,
+					    new_slot);
+		} else {
+			e = irqbp_get_entry(cons->token);
+			if (IS_ERR(e)) {
+				ret = PTR_ERR(e);
+				e = NULL;
+			}
+		}
+	} else if (!e) {
 		ret = -ENOENT;
-	} else if (e->handler != handler) {
+	}
+	if (e && e->handler != handler) {
 		irqbp_unpublish(e);
 		e->handler = handler;
 		irqbp_publish(e);
@@ -847,6 +1118,9 @@ int irq_bypass_get_stats(void *token, struct irq_bypass_stats *stats)
 		stats->misses = atomic64_read(&e->misses);
 		stats->paired = e->paired;
 		ret = 0;
+	} else if (!e && irqbp_lone_find(token)) {
+		memset(stats, 0, sizeof(*stats));
+		ret = 0;
 	}
 	mutex_unlock(&irqbp_lock);
 	return ret;
@@ -860,6 +1134,7 @@ EXPORT_SYMBOL_GPL(irq_bypass_get_stats);
 static int irqbp_tokens_show(struct seq_file *m, void *unused)
 {
 	struct irqbp_entry *e;
+	struct list_head *n;
 	unsigned int i;
 
 	seq_puts(m, "token producer consumer paired irq handler hits misses fast refused\n");
@@ -872,6 +1147,11 @@ static int irqbp_tokens_show(struct seq_file *m, void *unused)
 				   (u64)atomic64_read(&e->hits),
 				   (u64)atomic64_read(&e->misses),
 				   !!e->fast_cons, e->refused);
+	for (i = 0; i < (1U << irqbp_lone_bits); i++)
+		for (n = irqbp_lone[i]; n && irqbp_lone_slot(n) >= 0; n = n->next)
+			seq_printf(m, "%p 0 1 0 -1 %d 0 0 0 0\n",
+				   irqbp_lone_cons(n)->token,
+				   irqbp_lone_slot(n) > 0);
 	mutex_unlock(&irqbp_lock);
 	return 0;
 }
@@ -881,12 +1161,16 @@ static int irqbp_tokens_open(struct inode *inode, struct file *file)
 	return single_open(file, irqbp_tokens_show, NULL);
 }
 
-/* debugfs: irqbypass/hash, the table's size (it follows the tokens). */
+/*
+ * debugfs: irqbypass/hash, the tables' sizes (they follow the tokens): the
+ * entries, and the lone consumers that need none.
+ */
 static int irqbp_hash_show(struct seq_file *m, void *unused)
 {
 	mutex_lock(&irqbp_lock);
-	seq_printf(m, "entries %u buckets %u\n", irqbp_nr_entries,
-		   1U << irqbp_hash_bits);
+	seq_printf(m, "entries %u buckets %u lone %u lone_buckets %u\n",
+		   irqbp_nr_entries, 1U << irqbp_hash_bits, irqbp_nr_lone,
+		   1U << irqbp_lone_bits);
 	mutex_unlock(&irqbp_lock);
 	return 0;
 }
@@ -948,5 +1232,9 @@ static void __exit irqbp_exit(void)
 		}
 	if (irqbp_hash != irqbp_hash_min)
 		kvfree(irqbp_hash);
+	/* Every lone consumer holds a module reference: none is left. */
+	WARN_ON(irqbp_nr_lone);
+	if (irqbp_lone != irqbp_lone_min)
+		kvfree(irqbp_lone);
 }
 module_exit(irqbp_exit);

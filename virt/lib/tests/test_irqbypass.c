@@ -298,18 +298,27 @@ static int irqbypass_refcnt(void)
 	return v;
 }
 
-/* Entries or buckets of the manager's hash table (debugfs), or -1. */
-static int hash_stat(bool buckets)
+enum { HS_ENTRIES, HS_BUCKETS, HS_LONE, HS_LONE_BUCKETS };
+
+/* A size of the manager's tables (debugfs irqbypass/hash, HS_*), or -1. */
+static int table_stat(int which)
 {
-	unsigned int v[2];
-	char buf[64];
+	unsigned int v[4];
+	char buf[128];
 
 	if (read_small_file("/sys/kernel/debug/irqbypass/hash", buf,
 			    sizeof(buf)) <= 0)
 		return -1;
-	if (sscanf(buf, "entries %u buckets %u", &v[0], &v[1]) != 2)
+	if (sscanf(buf, "entries %u buckets %u lone %u lone_buckets %u",
+		   &v[0], &v[1], &v[2], &v[3]) != 4)
 		return -1;
-	return v[buckets];
+	return v[which];
+}
+
+/* Entries or buckets of the manager's hash table, or -1. */
+static int hash_stat(bool buckets)
+{
+	return table_stat(buckets ? HS_BUCKETS : HS_ENTRIES);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -928,6 +937,182 @@ static void test_debugfs(void)
 	kfree(buf);
 }
 
+/* Handlers that count per index, to tell lone consumers' handlers apart. */
+#define NR_DISTINCT 10
+static atomic_t distinct_calls[NR_DISTINCT];
+
+#define DISTINCT_HANDLER(i)						\
+static int distinct_handler_##i(struct irq_bypass_consumer *c,		\
+				struct irq_bypass_producer *p)		\
+{									\
+	atomic_inc(&distinct_calls[i]);					\
+	return tc_handler(c, p);					\
+}
+
+DISTINCT_HANDLER(0)
+DISTINCT_HANDLER(1)
+DISTINCT_HANDLER(2)
+DISTINCT_HANDLER(3)
+DISTINCT_HANDLER(4)
+DISTINCT_HANDLER(5)
+DISTINCT_HANDLER(6)
+DISTINCT_HANDLER(7)
+DISTINCT_HANDLER(8)
+DISTINCT_HANDLER(9)
+
+static const irq_bypass_fast_handler_t distinct_handlers[NR_DISTINCT] = {
+	distinct_handler_0, distinct_handler_1, distinct_handler_2,
+	distinct_handler_3, distinct_handler_4, distinct_handler_5,
+	distinct_handler_6, distinct_handler_7, distinct_handler_8,
+	distinct_handler_9,
+};
+
+/*
+ * A consumer alone on its token takes no entry (a link in the lone table),
+ * and behaves as one with an entry: a producer, a second consumer, a new
+ * handler, copies and garbage, re-registration, more distinct handlers
+ * than the manager keeps for lone consumers, and many of them.
+ */
+static void test_lone_consumers(void)
+{
+	const int n = 1024;
+	struct tprod p, dp[NR_DISTINCT];
+	struct tcons c, c2, copy, *many = NULL;
+	void **tokens = NULL;
+	int i, lone0 = table_stat(HS_LONE), ent0 = hash_stat(false);
+
+	tprod_init(&p, &tok[6], 60);
+	tcons_init(&c, &tok[6]);
+	tcons_init(&c2, &tok[6]);
+	p.log = false;
+	c.log = false;
+	c2.log = false;
+	c.expect_prod = &p;
+
+	/* Alone: a link, no entry; known, not paired; no double registration. */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(table_stat(HS_LONE), lone0 + 1);
+	EXPECT_EQ(hash_stat(false), ent0);
+	EXPECT(token_known(&tok[6]) && !token_paired(&tok[6]));
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EBUSY);
+	c.c.token = &tok[7];
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EBUSY);
+	EXPECT(!token_known(&tok[7]));
+	c.c.token = &tok[6];
+
+	/* A copy and garbage are not it; unregistering them changes nothing. */
+	copy = c;
+	irq_bypass_unregister_consumer(&copy.c);
+	memset(&copy.c.node, 0x5a, sizeof(copy.c.node));
+	irq_bypass_unregister_consumer(&copy.c);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&copy.c, NULL), -ENOENT);
+	EXPECT_EQ(table_stat(HS_LONE), lone0 + 1);
+
+	/* A producer adopts it with its handler: paired, delivered. */
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(table_stat(HS_LONE), lone0);
+	EXPECT_EQ(hash_stat(false), ent0 + 1);
+	EXPECT(token_paired(&tok[6]) && c.paired);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	irq_bypass_unregister_producer(&p.p);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT(!token_known(&tok[6]));
+
+	/* A second consumer: refused, and the fast path stays off till it goes. */
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT(c.paired && !c2.paired);
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	irq_bypass_unregister_consumer(&c2.c);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 2);
+	irq_bypass_unregister_consumer(&c.c);
+	irq_bypass_unregister_producer(&p.p);
+	EXPECT(!token_known(&tok[6]));
+
+	/* No handler while alone, one attached later, then the producer. */
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(irq_bypass_set_consumer_handler(&c.c, tc_handler), 0);
+	EXPECT_EQ(table_stat(HS_LONE), lone0 + 1);
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 3);
+	irq_bypass_unregister_producer(&p.p);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT_EQ(table_stat(HS_LONE), lone0);
+	EXPECT_EQ(hash_stat(false), ent0);
+
+	/*
+	 * More distinct handlers than slots: the rest get entries.  Each
+	 * producer then reaches its own consumer's handler.
+	 */
+	many = kvcalloc(n, sizeof(*many), GFP_KERNEL);
+	tokens = kcalloc(n, sizeof(*tokens), GFP_KERNEL);
+	if (!many || !tokens) {
+		cur_ok = false;
+		goto out;
+	}
+	for (i = 0; i < NR_DISTINCT; i++) {
+		tcons_init(&many[i], &distinct_calls[i]);
+		many[i].log = false;
+		tprod_init(&dp[i], &distinct_calls[i], 100 + i);
+		dp[i].log = false;
+		EXPECT_EQ(irq_bypass_register_fast_consumer(&many[i].c,
+							    distinct_handlers[i]), 0);
+	}
+	EXPECT(hash_stat(false) > ent0);
+	EXPECT_EQ(hash_stat(false) - ent0 + table_stat(HS_LONE) - lone0,
+		  NR_DISTINCT);
+	for (i = 0; i < NR_DISTINCT; i++) {
+		atomic_set(&distinct_calls[i], 0);
+		EXPECT_EQ(tp_register(&dp[i]), 0);
+		EXPECT_EQ(tfast(&dp[i]), 0);
+	}
+	for (i = 0; i < NR_DISTINCT; i++) {
+		EXPECT_EQ(atomic_read(&distinct_calls[i]), 1);
+		EXPECT_EQ(atomic_read(&many[i].calls), 1);
+		irq_bypass_unregister_consumer(&many[i].c);
+		irq_bypass_unregister_producer(&dp[i].p);
+	}
+	EXPECT_EQ(hash_stat(false), ent0);
+	EXPECT_EQ(table_stat(HS_LONE), lone0);
+
+	/* Many at once: the lone table grows, and shrinks back when they go. */
+	for (i = 0; i < n; i++) {
+		tokens[i] = kmalloc(48, GFP_KERNEL);
+		if (!tokens[i]) {
+			cur_ok = false;
+			goto out;
+		}
+		tcons_init(&many[i], tokens[i]);
+		many[i].log = false;
+		EXPECT_EQ(irq_bypass_register_fast_consumer(&many[i].c,
+							    tc_handler), 0);
+	}
+	EXPECT_EQ(table_stat(HS_LONE), lone0 + n);
+	EXPECT(table_stat(HS_LONE_BUCKETS) >= n);
+	EXPECT_EQ(hash_stat(false), ent0);
+	for (i = 1; i < n; i += 2)
+		irq_bypass_unregister_consumer(&many[i].c);
+	for (i = 0; i < n; i += 2) {
+		EXPECT(token_known(tokens[i]));
+		EXPECT(!token_known(tokens[i + 1]));
+		irq_bypass_unregister_consumer(&many[i].c);
+	}
+	EXPECT_EQ(table_stat(HS_LONE), lone0);
+	if (!lone0)
+		EXPECT_EQ(table_stat(HS_LONE_BUCKETS), 64);
+out:
+	if (tokens)
+		for (i = 0; i < n; i++)
+			kfree(tokens[i]);
+	kfree(tokens);
+	kvfree(many);
+	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
+}
+
 /* Many tokens at once (sparse kmalloc addresses, both orders). */
 static void test_many_tokens(void)
 {
@@ -1165,7 +1350,7 @@ static void run(const char *name, void (*fn)(void))
 }
 
 #define RUN(t) run(#t, t)
-#define NR_TESTS 17
+#define NR_TESTS 18
 
 static int __init test_irqbypass_init(void)
 {
@@ -1188,6 +1373,7 @@ static int __init test_irqbypass_init(void)
 	RUN(test_shared_token);
 	RUN(test_debugfs);
 	RUN(test_many_tokens);
+	RUN(test_lone_consumers);
 	RUN(test_concurrency);
 	WARN_ON(tap_n != NR_TESTS);
 	pr_info("# test_irqbypass: %d tests, %d failed\n", tap_n, tap_failed);
