@@ -175,6 +175,8 @@ excluded() {
 # 3. The plan of one line: "SUITE NAME PATH" a line.
 write_plan() {
 	local plan=$1 s n p
+	# The selftests' build makes the directory; kvm-unit-tests alone do not.
+	mkdir -p "$(dirname "$plan")"
 	for s in $suites; do
 		case $s in
 		kut)

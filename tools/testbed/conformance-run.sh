@@ -55,9 +55,11 @@ run_one() {
 		# unittests.cfg's) ends QEMU with 124; ours is a backstop.
 		# A clean environment: the standalone scripts print it
 		# (their "export" line has no name when nothing is configured).
+		# stdin is /dev/null: the tests' QEMU (-serial stdio) would
+		# otherwise read the rest of the plan from the loop below.
 		(cd "$work" && env -i PATH="$PATH" HOME="$work" ACCEL=kvm QEMU="$qemu" \
 			TIMEOUT="${kut_timeout}s" timeout -k 10 $((kut_timeout + 60)) \
-			bash "$path") > "$log" 2>&1 || rc=$?
+			bash "$path") < /dev/null > "$log" 2>&1 || rc=$?
 		# Exit codes of kvm-unit-tests' runner: 0 pass, 77 and 2
 		# skip (premature failure, arch or check mismatch), 124
 		# timeout; any other is a failure.
@@ -70,7 +72,7 @@ run_one() {
 		;;
 	selftests)
 		(cd "$work" && env -i PATH="$PATH" HOME="$work" \
-			timeout -k 10 "$selftest_timeout" "$path") > "$log" 2>&1 || rc=$?
+			timeout -k 10 "$selftest_timeout" "$path") < /dev/null > "$log" 2>&1 || rc=$?
 		# kselftest: 0 pass, 4 (KSFT_SKIP) skip.
 		case $rc in
 		0) echo pass ;;
