@@ -10,11 +10,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 bad=0
-ok() {	# ok COND-RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; bad=$((bad + 1)); fi
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/shell/tap.sh
+. "$here/../lib/shell/tap.sh"
 
 # report DIR TRACING...: a report directory as scripts/kit/bench.sh leaves it, one boot
 # per TRACING value (the JSON's "tracing" member; "-" leaves it out).

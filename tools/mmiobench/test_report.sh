@@ -11,11 +11,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 bad=0
-ok() {	# ok COND-RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; bad=$((bad + 1)); fi
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/shell/tap.sh
+. "$here/../lib/shell/tap.sh"
 
 # guest DIR COMBO REP TPS UEXITS EXITS KIND DELTA [RETRANS [RX [MODE]]]:
 # one guest's lines, 1000 timed transactions (200 warm-up: 1200 in all),

@@ -11,11 +11,8 @@ rr=$1
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0 bad=0
-ok() {	# ok COND-RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; bad=$((bad + 1)); fi
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/shell/tap.sh
+. "$here/../lib/shell/tap.sh"
 port() { echo $((20000 + RANDOM % 20000)); }
 # wait_listen LOG: until the server printed that it listens (5 s at most).
 wait_listen() {
