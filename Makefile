@@ -12,6 +12,7 @@
 #                             TESTBED="qemu bochs" runs both;
 #   make check TESTBED=bochs3 the same on Bochs 3.0 (make bochs): kvm_intel
 #                             with APICv (posted interrupts), two CPUs
+#   make selftests            build the selftests into build/selftests (no run)
 #   make check-all            make check for all four targets (generic ones
 #                             on qemu and bochs, rt on qemu; 6.12 also on
 #                             bochs3)
@@ -108,8 +109,10 @@ checkpatch:
 symvers:
 	@$(K)/symvers.sh
 
+# Into build/selftests, where make check builds them, not the source tree.
 selftests:
-	@$(MAKE) -C tools/testing/selftests/kvm-irqbypass
+	@$(MAKE) -C tools/testing/selftests/kvm-irqbypass \
+		OUTPUT=$(or $(KIT_BUILD),$(CURDIR)/build)/selftests
 
 irqlat:
 	@$(MAKE) -C tools/irqlat
