@@ -345,6 +345,8 @@ static int vcpu_create(struct lite_vm *vm, const struct guest_params *params)
 
 	vcpu->vm = vm;
 	vcpu->id = vm->nr_vcpus;
+	vcpu->eoi_eventfd = -1;
+	vcpu->crashed = false;
 	vcpu->params = (struct guest_params *)(vm->ram + GUEST_PARAMS_GPA +
 					       vcpu->id * GUEST_PARAMS_STRIDE);
 	*vcpu->params = *params;
@@ -565,6 +567,61 @@ static void dump_guest_state(struct lite_vcpu *vcpu)
 			 *(u32 *)(vcpu->vm->ram + esp + 4 * i));
 }
 
+/* The set bits of one 256-bit LAPIC register (ISR, TMR, IRR) as vectors. */
+static void lapic_vectors(const struct kvm_lapic_state *l, unsigned int reg,
+			  char *buf, size_t len)
+{
+	unsigned int v, n = 0;
+	u32 word;
+
+	buf[0] = 0;
+	for (v = 0; v < 256 && n + 6 < len; v++) {
+		memcpy(&word, l->regs + reg + (v / 32) * 0x10, sizeof(word));
+		if (word & (1u << (v % 32)))
+			n += snprintf(buf + n, len - n, " 0x%02x", v);
+	}
+	if (!n)
+		snprintf(buf, len, " -");
+}
+
+/*
+ * Where a vCPU that waited in vain stands: halted or running, an interrupt
+ * pending in the LAPIC (IRR: not woken or not taken), in service (ISR: no
+ * EOI) or in neither (never delivered), or queued for injection by KVM.
+ */
+static void dump_irq_state(struct lite_vcpu *vcpu)
+{
+	struct kvm_mp_state mp = { .mp_state = ~0u };
+	struct kvm_regs regs;
+	struct kvm_vcpu_events ev;
+	struct kvm_lapic_state l;
+	char isr[64], tmr[64], irr[64];
+	u32 ppr = 0;
+
+	dump_guest_state(vcpu);
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) == 0 &&
+	    (regs.rip < GUEST_CODE_GPA ||
+	     regs.rip >= GUEST_CODE_GPA + (u64)(guest_code_end - guest_code_start))) {
+		tap_diag("  vCPU %u is outside the guest program: its state was lost",
+			 vcpu->id);
+		vcpu->crashed = true;
+	}
+	ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp);
+	memset(&ev, 0, sizeof(ev));
+	ioctl(vcpu->fd, KVM_GET_VCPU_EVENTS, &ev);
+	tap_diag("  mp_state %u (0 runnable, 3 halted); interrupt queued %u vector 0x%x shadow %u",
+		 mp.mp_state, ev.interrupt.injected, ev.interrupt.nr,
+		 ev.interrupt.shadow);
+	if (vcpu->vm->irqchip == IRQCHIP_NONE ||
+	    ioctl(vcpu->fd, KVM_GET_LAPIC, &l) < 0)
+		return;
+	lapic_vectors(&l, LAPIC_ISR, isr, sizeof(isr));
+	lapic_vectors(&l, LAPIC_ISR + 0x80, tmr, sizeof(tmr));
+	lapic_vectors(&l, LAPIC_ISR + 0x100, irr, sizeof(irr));
+	memcpy(&ppr, l.regs + 0xa0, sizeof(ppr));
+	tap_diag("  LAPIC ISR%s TMR%s IRR%s PPR 0x%02x", isr, tmr, irr, ppr);
+}
+
 static int handle_io_exit(struct lite_vcpu *vcpu, struct guest_exit *ex)
 {
 	struct kvm_run *run = vcpu->run;
@@ -582,6 +639,7 @@ static int handle_io_exit(struct lite_vcpu *vcpu, struct guest_exit *ex)
 	switch (run->io.port) {
 	case GUEST_PORT_FAULT:
 		tap_diag("guest exception, vector %u", value);
+		vcpu->crashed = true;
 		dump_guest_state(vcpu);
 		return -EFAULT;
 	case GUEST_PORT_UNEXPECTED:
@@ -639,6 +697,11 @@ int _vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
 			/* Split irqchip EOI of a vector routed as an IOAPIC pin. */
 			vcpu->eoi_exits++;
 			vcpu->last_eoi_vector = run->eoi.vector;
+			if (vcpu->eoi_eventfd >= 0) {
+				ret = eventfd_raise(vcpu->eoi_eventfd);
+				if (ret)
+					return ret;
+			}
 			continue;
 		case KVM_EXIT_MMIO:
 			tap_diag("guest MMIO %s at 0x%llx (nothing there in this VM)",
@@ -648,6 +711,7 @@ int _vcpu_run(struct lite_vcpu *vcpu, struct guest_exit *ex, int timeout_ms)
 			return -EPROTO;
 		case KVM_EXIT_SHUTDOWN:
 			tap_diag("guest shutdown (triple fault)");
+			vcpu->crashed = true;
 			dump_guest_state(vcpu);
 			return -EPROTO;
 		case KVM_EXIT_FAIL_ENTRY:
@@ -686,6 +750,7 @@ int vcpu_run_until(struct lite_vcpu *vcpu, u16 port, u32 *value,
 	if (ret == -ETIMEDOUT) {
 		tap_diag("vCPU %u timed out after %d ms waiting for port 0x%x (count %u)",
 			 vcpu->id, timeout_ms, port, vcpu_count(vcpu));
+		dump_irq_state(vcpu);
 		return ret;
 	}
 	if (ret)

@@ -50,6 +50,19 @@ struct lite_vcpu {
 	/* KVM_EXIT_IOAPIC_EOI exits seen by _vcpu_run() (split irqchip). */
 	unsigned int eoi_exits;
 	u32 last_eoi_vector;
+	/*
+	 * -1, or an eventfd that _vcpu_run() signals at each such exit: the
+	 * resample a VMM's userspace IOAPIC does there (QEMU without
+	 * KVM_CAP_SPLIT_IRQCHIP_RESAMPLE), for a test's "device" to wait on.
+	 */
+	int eoi_eventfd;
+	/*
+	 * The guest left its program: a triple fault, an exception, or found
+	 * outside its code when a run timed out.  Under nested TCG in the
+	 * testbed this also happens with stock KVM (Documentation/testing.rst,
+	 * "Guest crashes under nested TCG"); a test may retry on a new VM.
+	 */
+	bool crashed;
 };
 
 struct lite_vm {

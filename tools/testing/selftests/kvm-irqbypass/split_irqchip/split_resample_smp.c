@@ -36,7 +36,7 @@
 #define GSI_C		9	/* no irqfd: the VMM's IOAPIC would drive it */
 #define MSI_DATA_LEVEL	0xc000	/* bit 15 level trigger, bit 14 assert */
 #define QUIET_MS	300
-#define NR_TESTS	13
+#define NR_TESTS	14
 
 struct route {
 	u32 gsi;
@@ -81,11 +81,12 @@ static void smp_destroy(struct smp_vm *s)
 }
 
 /*
- * A split-irqchip VM with the capability (NO_EOI_EXIT), the routes, and two
- * vCPUs whose ISRs exit before and after the EOI, both ready with IF set.
+ * A split-irqchip VM, with the capability (NO_EOI_EXIT) if @cap_on, the
+ * routes, and two vCPUs whose ISRs exit before and after the EOI, both
+ * ready with IF set.
  */
 static int smp_setup(struct smp_vm *s, const struct route *r, int n,
-		     int timeout)
+		     bool cap_on, int timeout)
 {
 	struct guest_params params = {
 		.vector = TEST_LEVEL_VECTOR,
@@ -104,7 +105,7 @@ static int smp_setup(struct smp_vm *s, const struct route *r, int n,
 	s->vm = __vm_create(IRQCHIP_SPLIT);
 	if (!s->vm)
 		return -ENOMEM;
-	if (ioctl(s->vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
+	if (cap_on && ioctl(s->vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
 		ret = -errno;
 		tap_diag("KVM_ENABLE_CAP(SPLIT_IRQCHIP_RESAMPLE): %s",
 			 strerror(errno));
@@ -153,9 +154,11 @@ static void close_fds(int *fds, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (fds[i] >= 0)
 			close(fds[i]);
+		fds[i] = -1;
+	}
 }
 
 /* Read and reset a resamplefd: the number of signals since the last call. */
@@ -227,6 +230,7 @@ static bool quiet_both(struct smp_vm *s, int *fds, unsigned int nfds)
 struct device {
 	pthread_t thread;
 	int trigger, resample;
+	int stop;	/* readable: the vCPUs are done, stop waiting */
 	unsigned int n, raised, resampled, doubled;
 	int timeout, ret;
 };
@@ -234,7 +238,10 @@ struct device {
 static void *device_main(void *arg)
 {
 	struct device *d = arg;
-	struct pollfd pfd = { .fd = d->resample, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = d->resample, .events = POLLIN },
+		{ .fd = d->stop, .events = POLLIN },
+	};
 	u64 v;
 	int r;
 
@@ -243,9 +250,13 @@ static void *device_main(void *arg)
 		if (d->ret)
 			break;
 		d->raised++;
-		r = poll(&pfd, 1, d->timeout);
+		r = poll(pfd, 2, d->timeout);
 		if (r <= 0) {
 			d->ret = r ? -errno : -ETIMEDOUT;
+			break;
+		}
+		if (!(pfd[0].revents & POLLIN)) {
+			d->ret = -ECANCELED;
 			break;
 		}
 		d->ret = eventfd_drain(d->resample, &v);
@@ -259,14 +270,138 @@ static void *device_main(void *arg)
 }
 
 /*
+ * Both vCPUs and both devices at once, no pacing exits: vCPU 1 takes GSI A
+ * (@fds[0], resampled on @fds[1]), vCPU 0 GSI B (@fds[2], @fds[3]), @iters
+ * each.  *@ok: every raise was delivered once and resampled once.  Returns
+ * 0, or the error of a vCPU (its thread stopped; the VM is not usable).
+ */
+static int both_at_once(struct smp_vm *s, int *fds, int iters, int timeout,
+			bool *ok)
+{
+	struct device dev[2] = { 0 };
+	unsigned int c[2], i;
+	int ret, stop;
+
+	*ok = false;
+	stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop < 0)
+		return -errno;
+	for (i = 0; i < 2; i++) {
+		struct guest_params *p = s->vm->vcpu[i].params;
+
+		c[i] = vcpu_count(&s->vm->vcpu[i]);
+		p->pre_eoi_port = 0;
+		p->post_eoi_port = 0;
+		p->target = c[i] + iters;
+		dev[i].trigger = fds[i ? 0 : 2];
+		dev[i].resample = fds[i ? 1 : 3];
+		dev[i].stop = stop;
+		dev[i].n = iters;
+		dev[i].timeout = timeout;
+		vt_post(&s->vt[i], VT_RUN_UNTIL, GUEST_PORT_DONE, timeout);
+	}
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&dev[i].thread, NULL, device_main, &dev[i]))
+			dev[i].ret = -EAGAIN;
+	/* A vCPU that gave up (or crashed) would leave its device waiting. */
+	ret = vt_wait(&s->vt[0]);
+	ret = vt_wait(&s->vt[1]) ?: ret;
+	eventfd_raise(stop);
+	for (i = 0; i < 2; i++)
+		if (dev[i].ret != -EAGAIN)
+			pthread_join(dev[i].thread, NULL);
+	close(stop);
+	for (i = 0; i < 2; i++) {
+		c[i] = vcpu_count(&s->vm->vcpu[i]) - c[i];
+		tap_diag("vCPU %u: raised=%u delivered=%u resampled=%u doubled=%u (%d)",
+			 i, dev[i].raised, c[i], dev[i].resampled,
+			 dev[i].doubled, dev[i].ret);
+	}
+	*ok = !ret;
+	for (i = 0; i < 2; i++)
+		if (dev[i].ret || dev[i].raised != (unsigned int)iters ||
+		    c[i] != dev[i].raised || dev[i].resampled != dev[i].raised ||
+		    dev[i].doubled)
+			*ok = false;
+	return ret;
+}
+
+/*
+ * The VM of cases 6 and 14: GSI A's level route to APIC ID 1 and GSI B's to
+ * APIC ID 0, raised by @fds[0] and @fds[2].  With the capability their
+ * resampling irqfds signal @fds[1] and @fds[3]; without it plain irqfds
+ * raise them and each vCPU's EOI exit signals its GSI's resample fd, as a
+ * VMM's userspace IOAPIC does.  On failure @fds are closed.
+ */
+static int two_device_vm(struct smp_vm *s, int *fds, bool cap_on, int timeout)
+{
+	const struct route r[] = { { GSI_A, 1 }, { GSI_B, 0 } };
+	int ret, i;
+
+	for (i = 0; i < 4; i++)
+		fds[i] = -1;
+	ret = smp_setup(s, r, 2, cap_on, timeout);
+	if (ret)
+		return ret;
+	if (cap_on) {
+		ret = resample_irqfd(s->vm, GSI_A, &fds[0], &fds[1]) ?:
+		      resample_irqfd(s->vm, GSI_B, &fds[2], &fds[3]);
+	} else {
+		for (i = 0; i < 4; i++) {
+			fds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+			if (fds[i] < 0)
+				ret = -errno;
+		}
+		ret = ret ?: __vm_irqfd(s->vm, fds[0], GSI_A, 0, -1) ?:
+			     __vm_irqfd(s->vm, fds[2], GSI_B, 0, -1);
+		s->vm->vcpu[1].eoi_eventfd = fds[1];
+		s->vm->vcpu[0].eoi_eventfd = fds[3];
+	}
+	if (ret) {
+		close_fds(fds, 4);
+		smp_destroy(s);
+	}
+	return ret;
+}
+
+/*
+ * both_at_once(), again on a new VM when a guest crashed.  In the testbed
+ * (nested SVM under TCG, two vCPUs) the test guest now and then triple
+ * faults, takes #UD at an address it never jumps to, or is found running
+ * at a host kernel address, about once in 250 runs of these 400
+ * interrupts, with stock KVM as with the kit.  A crash delivers nothing,
+ * so it says nothing about resampling; two new attempts at most.  A lost
+ * or doubled interrupt with the guest where it should be fails at once.
+ */
+#define CRASH_RETRIES	2
+
+static int both_at_once_retry(struct smp_vm *s, int *fds, bool cap_on,
+			      int iters, int timeout, bool *ok)
+{
+	int ret, attempt;
+
+	for (attempt = 0;; attempt++) {
+		ret = both_at_once(s, fds, iters, timeout, ok);
+		if (*ok || attempt == CRASH_RETRIES ||
+		    !(s->vm->vcpu[0].crashed || s->vm->vcpu[1].crashed))
+			return ret;
+		tap_diag("a guest crashed (the testbed's, not delivery: %s); again on a new VM",
+			 "Documentation/testing.rst");
+		close_fds(fds, 4);
+		smp_destroy(s);
+		ret = two_device_vm(s, fds, cap_on, timeout);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
  * Cases 2-7: GSI A (resampling irqfd) delivers the vector to APIC ID 1,
  * GSI B (resampling irqfd) the same vector to APIC ID 0.
  */
 static void test_per_vcpu(int iters, int timeout)
 {
-	const struct route r[] = { { GSI_A, 1 }, { GSI_B, 0 } };
 	struct tally t1 = { 0 }, t0 = { 0 };
-	struct device dev[2] = { 0 };
 	int fds[4] = { -1, -1, -1, -1 };	/* ta, ra, tb, rb */
 	struct kvm_lapic_state lapic;
 	unsigned int id = ~0u, i, c0, c1, e0, e1;
@@ -274,10 +409,7 @@ static void test_per_vcpu(int iters, int timeout)
 	int ret, i0;
 	bool ok;
 
-	ret = smp_setup(&s, r, 2, timeout);
-	if (!ret)
-		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
-		      resample_irqfd(s.vm, GSI_B, &fds[2], &fds[3]);
+	ret = two_device_vm(&s, fds, true, timeout);
 	if (!ret && ioctl(s.vm->vcpu[1].fd, KVM_GET_LAPIC, &lapic) == 0)
 		memcpy(&id, lapic.regs + LAPIC_ID, sizeof(id));
 	tap_result(!ret && id >> 24 == 1,
@@ -327,46 +459,9 @@ static void test_per_vcpu(int iters, int timeout)
 		   e0, e1);
 
 	/* Case 6: both vCPUs and both devices at once, no pacing exits. */
-	c0 = ret ? 0 : vcpu_count(&s.vm->vcpu[0]);
-	c1 = ret ? 0 : vcpu_count(&s.vm->vcpu[1]);
 	ok = false;
-	if (!ret) {
-		for (i = 0; i < 2; i++) {
-			struct guest_params *p = s.vm->vcpu[i].params;
-
-			p->pre_eoi_port = 0;
-			p->post_eoi_port = 0;
-			p->target = (i ? c1 : c0) + iters;
-			dev[i].trigger = fds[i ? 0 : 2];
-			dev[i].resample = fds[i ? 1 : 3];
-			dev[i].n = iters;
-			dev[i].timeout = timeout;
-			vt_post(&s.vt[i], VT_RUN_UNTIL, GUEST_PORT_DONE,
-				timeout);
-		}
-		for (i = 0; i < 2; i++)
-			if (pthread_create(&dev[i].thread, NULL, device_main,
-					   &dev[i]))
-				dev[i].ret = -EAGAIN;
-		for (i = 0; i < 2; i++)
-			if (dev[i].ret != -EAGAIN)
-				pthread_join(dev[i].thread, NULL);
-		ret = vt_wait(&s.vt[0]);
-		ret = vt_wait(&s.vt[1]) ?: ret;
-		c0 = vcpu_count(&s.vm->vcpu[0]) - c0;
-		c1 = vcpu_count(&s.vm->vcpu[1]) - c1;
-		for (i = 0; i < 2; i++)
-			tap_diag("vCPU %u: raised=%u delivered=%u resampled=%u doubled=%u (%d)",
-				 i, dev[i].raised, i ? c1 : c0,
-				 dev[i].resampled, dev[i].doubled, dev[i].ret);
-		ok = !ret && !dev[0].ret && !dev[1].ret &&
-		     dev[0].raised == (unsigned int)iters &&
-		     dev[1].raised == (unsigned int)iters &&
-		     c0 == dev[0].raised && c1 == dev[1].raised &&
-		     dev[0].resampled == dev[0].raised &&
-		     dev[1].resampled == dev[1].raised &&
-		     !dev[0].doubled && !dev[1].doubled;
-	}
+	if (!ret)
+		ret = both_at_once_retry(&s, fds, true, iters, timeout, &ok);
 	tap_result(ok, "both vCPUs at once, %d each: raised == delivered == resampled, 0 doubled",
 		   iters);
 	{
@@ -393,7 +488,7 @@ static void test_exit_per_vcpu(int timeout)
 	unsigned int i, e0 = 0, e1 = 0;
 	int ret;
 
-	ret = smp_setup(&s, r, 3, timeout);
+	ret = smp_setup(&s, r, 3, true, timeout);
 	if (!ret)
 		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
 		      resample_irqfd(s.vm, GSI_B, &fds[2], &fds[3]);
@@ -444,7 +539,7 @@ static void test_retarget(int timeout)
 	int ret, none = -1;
 	bool ok;
 
-	ret = smp_setup(&s, r0, 1, timeout);
+	ret = smp_setup(&s, r0, 1, true, timeout);
 	if (!ret)
 		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]);
 	if (!ret)
@@ -582,7 +677,7 @@ static void test_race_appear(int timeout)
 	int ret, q0 = -1;
 	bool ok = false;
 
-	ret = smp_setup(&s, r, 1, timeout);
+	ret = smp_setup(&s, r, 1, true, timeout);
 	if (!ret)
 		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
 		      set_routes(s.vm, NULL, 0);
@@ -645,7 +740,7 @@ static void test_race_retarget(int timeout)
 	int ret, none = -1;
 	bool ok = false;
 
-	ret = smp_setup(&s, r0, 1, timeout);
+	ret = smp_setup(&s, r0, 1, true, timeout);
 	if (!ret)
 		ret = resample_irqfd(s.vm, GSI_A, &fds[0], &fds[1]) ?:
 		      eventfd_raise(fds[0]);
@@ -695,28 +790,60 @@ out:
 	smp_destroy(&s);
 }
 
+/*
+ * Case 14, also on stock KVM: the same two vCPUs and devices as case 6, the
+ * way a VMM resamples without the capability.  Plain irqfds raise the level
+ * MSI routes; each EOI exits (KVM_EXIT_IOAPIC_EOI), and the VMM's IOAPIC
+ * signals the device there (vcpu->eoi_eventfd).  Case 6's counts, on a path
+ * with no kit code, tell the capability's losses from the testbed's.
+ */
+static void test_userspace_resample(int iters, int timeout)
+{
+	int fds[4] = { -1, -1, -1, -1 };	/* ta, ra, tb, rb */
+	unsigned int e0 = 0, e1 = 0;
+	struct smp_vm s;
+	bool ok = false;
+	int ret;
+
+	ret = two_device_vm(&s, fds, false, timeout);
+	if (!ret)
+		ret = both_at_once_retry(&s, fds, false, iters, timeout, &ok);
+	if (s.vm) {
+		e0 = s.vm->vcpu[0].eoi_exits;
+		e1 = s.vm->vcpu[1].eoi_exits;
+	}
+	tap_diag("userspace resample: KVM_EXIT_IOAPIC_EOI vCPU 0 %u, vCPU 1 %u (%d)",
+		 e0, e1, ret);
+	tap_result(ok && e0 == (unsigned int)iters && e1 == (unsigned int)iters,
+		   "no capability, the VMM resamples at the EOI exit: both vCPUs at once, %d each, %s",
+		   iters, "raised == delivered == resampled, one exit per EOI");
+	close_fds(fds, 4);
+	smp_destroy(&s);
+}
+
 int main(void)
 {
 	int iters = test_iterations(200);
 	int timeout = test_timeout_ms();
-	int r;
+	int r, i;
 
 	tap_plan(NR_TESTS);
-	r = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
-	if (r <= 0) {
-		tap_skip_rest("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
-		return tap_finish();
-	}
-	tap_result(r == KVM_SPLIT_RESAMPLE_VALID_FLAGS,
-		   "KVM_CHECK_EXTENSION(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE) = 0x%x",
-		   r);
 	tap_diag("iterations=%d timeout=%d ms vector=0x%x, 2 vCPUs", iters,
 		 timeout, TEST_LEVEL_VECTOR);
-
-	test_per_vcpu(iters, timeout);
-	test_exit_per_vcpu(timeout);
-	test_retarget(timeout);
-	test_race_appear(timeout);
-	test_race_retarget(timeout);
+	r = __kvm_check_cap(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE);
+	if (r <= 0) {
+		for (i = 0; i < NR_TESTS - 1; i++)
+			tap_skip("KVM_CAP_SPLIT_IRQCHIP_RESAMPLE not supported (stock KVM)");
+	} else {
+		tap_result(r == KVM_SPLIT_RESAMPLE_VALID_FLAGS,
+			   "KVM_CHECK_EXTENSION(KVM_CAP_SPLIT_IRQCHIP_RESAMPLE) = 0x%x",
+			   r);
+		test_per_vcpu(iters, timeout);
+		test_exit_per_vcpu(timeout);
+		test_retarget(timeout);
+		test_race_appear(timeout);
+		test_race_retarget(timeout);
+	}
+	test_userspace_resample(iters, timeout);
 	return tap_finish();
 }
