@@ -137,7 +137,7 @@ done
 # stock-reference: these selftests assert what stock KVM and VFIO do (the
 # kit run above checks the kit against the same assertions), so they must
 # pass on the stock modules too, or they pin down the wrong behaviour.  One
-# more boot, 12-13 s in CI; QEMU only (vfio_shared_eventfd needs the edu
+# more boot, 11-13 s in CI; QEMU only (vfio_shared_eventfd needs the edu
 # device).  split_resample_smp runs only its case 14 there (no capability):
 # two vCPUs, the VMM's userspace resample.
 stock_ref=(vfio_shared_eventfd split_resample_smp)
