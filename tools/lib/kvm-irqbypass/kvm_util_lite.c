@@ -550,13 +550,14 @@ static s64 now_ms(void)
 	return now_us() / 1000;
 }
 
-static void dump_guest_state(struct lite_vcpu *vcpu)
+/* Returns the guest's RIP, or ~0 if KVM_GET_REGS failed. */
+static u64 dump_guest_state(struct lite_vcpu *vcpu)
 {
 	struct kvm_regs regs;
 	u32 esp, i;
 
 	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) < 0)
-		return;
+		return ~0ull;
 	tap_diag("guest vCPU %u eip=0x%llx esp=0x%llx eflags=0x%llx count=%u",
 		 vcpu->id, (unsigned long long)regs.rip,
 		 (unsigned long long)regs.rsp, (unsigned long long)regs.rflags,
@@ -565,6 +566,7 @@ static void dump_guest_state(struct lite_vcpu *vcpu)
 	for (i = 0; i < 6 && esp + 4 * i + 4 <= GUEST_RAM_SIZE; i++)
 		tap_diag("  stack[%u] = 0x%08x", i,
 			 *(u32 *)(vcpu->vm->ram + esp + 4 * i));
+	return regs.rip;
 }
 
 /* The set bits of one 256-bit LAPIC register (ISR, TMR, IRR) as vectors. */
@@ -592,16 +594,15 @@ static void lapic_vectors(const struct kvm_lapic_state *l, unsigned int reg,
 static void dump_irq_state(struct lite_vcpu *vcpu)
 {
 	struct kvm_mp_state mp = { .mp_state = ~0u };
-	struct kvm_regs regs;
 	struct kvm_vcpu_events ev;
 	struct kvm_lapic_state l;
 	char isr[64], tmr[64], irr[64];
+	u64 rip = dump_guest_state(vcpu);
 	u32 ppr = 0;
 
-	dump_guest_state(vcpu);
-	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) == 0 &&
-	    (regs.rip < GUEST_CODE_GPA ||
-	     regs.rip >= GUEST_CODE_GPA + (u64)(guest_code_end - guest_code_start))) {
+	if (rip != ~0ull &&
+	    (rip < GUEST_CODE_GPA ||
+	     rip >= GUEST_CODE_GPA + (u64)(guest_code_end - guest_code_start))) {
 		tap_diag("  vCPU %u is outside the guest program: its state was lost",
 			 vcpu->id);
 		vcpu->crashed = true;
