@@ -13,7 +13,8 @@
 #      installs the uapi headers there (make headers) and builds
 #      tools/testing/selftests/kvm;
 #   3. writes the plan (build/conformance/<line>/plan.txt: every test of the
-#      chosen suites but those in tools/testing/conformance/exclude.txt) and
+#      chosen suites but those in tools/testing/conformance/exclude.txt, with
+#      the arguments of tools/testing/conformance/args.txt) and
 #      boots the testbed with --modules stock, then kit, each running
 #      tools/testbed/conformance-run.sh on the plan;
 #   4. merges the results into build/report/conformance.csv
@@ -66,6 +67,7 @@ mem=${CONFORMANCE_MEM:-6144}
 [[ "$mem" =~ ^[0-9]+$ ]] || die "CONFORMANCE_MEM=$mem: MiB"
 only=" $(echo "${CONFORMANCE_TESTS:-}" | tr ',' ' ' | xargs) "
 exclude_file=$kit_top/tools/testing/conformance/exclude.txt
+args_file=$kit_top/tools/testing/conformance/args.txt
 cdir=$B/conformance
 report=$B/report
 mkdir -p "$cdir" "$report"
@@ -172,7 +174,13 @@ excluded() {
 		<(sed 's/#.*//' "$exclude_file")
 }
 
-# 3. The plan of one line: "SUITE NAME PATH" a line.
+# A test's arguments: the rest of its "SUITE NAME ARGS..." line, or nothing.
+test_args() {
+	awk -v s="$1" -v n="$2" '$1 == s && $2 == n { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' \
+		<(sed 's/#.*//' "$args_file")
+}
+
+# 3. The plan of one line: "SUITE NAME PATH [ARGS...]" a line.
 write_plan() {
 	local plan=$1 s n p
 	# The selftests' build makes the directory; kvm-unit-tests alone do not.
@@ -194,8 +202,8 @@ write_plan() {
 		elif excluded "$s" "$n"; then
 			continue
 		fi
-		echo "$s $n $p"
-	done > "$plan.tmp"
+		echo "$s $n $p $(test_args "$s" "$n")"
+	done | sed 's/ *$//' > "$plan.tmp"
 	for n in $only; do
 		awk -v n="$n" '$2 == n { f = 1 } END { exit !f }' "$plan.tmp" ||
 			die "CONFORMANCE_TESTS: no test $n in the suites $suites of $KLINE"

@@ -7,9 +7,10 @@
 #
 #   conformance-run.sh [--kut-timeout S] [--selftest-timeout S] PLAN
 #
-# PLAN has one test a line: "SUITE NAME PATH", SUITE kut (PATH: a
+# PLAN has one test a line: "SUITE NAME PATH [ARGS...]", SUITE kut (PATH: a
 # kvm-unit-tests standalone script, run with ACCEL=kvm and Debian's
-# qemu-system-x86_64) or selftests (PATH: a KVM selftest binary).
+# qemu-system-x86_64) or selftests (PATH: a KVM selftest binary, run with
+# ARGS, words without quoting, from tools/testing/conformance/args.txt).
 # Results go to $KIT_OUT/results.txt, "SUITE NAME RESULT SECONDS" a line,
 # RESULT one of pass, fail, skip, timeout, error (the test could not be
 # started: no such file, no QEMU); each test's output to
@@ -46,11 +47,12 @@ echo "# conformance: $(wc -l < "$plan") tests, bounds: kut ${kut_timeout}s, self
 
 # A scratch working directory per test: the host root is read-only.
 run_one() {
-	local suite=$1 name=$2 path=$3 log=$4 rc=0 work
+	local suite=$1 name=$2 path=$3 log=$4 args=$5 rc=0 work
 	work=$(mktemp -d /tmp/conformance.XXXXXX)
 	case "$suite" in
 	kut)
 		[ -n "$qemu" ] || { echo "no qemu-system-x86_64" > "$log"; echo error; return; }
+		[ -z "$args" ] || { echo "arguments for a kvm-unit-test: $args" > "$log"; echo error; return; }
 		# The script's own timeout (TIMEOUT, which overrides
 		# unittests.cfg's) ends QEMU with 124; ours is a backstop.
 		# A clean environment: the standalone scripts print it
@@ -71,8 +73,11 @@ run_one() {
 		esac
 		;;
 	selftests)
-		(cd "$work" && env -i PATH="$PATH" HOME="$work" \
-			timeout -k 10 "$selftest_timeout" "$path") < /dev/null > "$log" 2>&1 || rc=$?
+		# $args is split into words on purpose (no quoting in args.txt).
+		# shellcheck disable=SC2086
+		(cd "$work" && echo "# $path $args" &&
+			env -i PATH="$PATH" HOME="$work" \
+			timeout -k 10 "$selftest_timeout" "$path" $args) < /dev/null > "$log" 2>&1 || rc=$?
 		# kselftest: 0 pass, 4 (KSFT_SKIP) skip.
 		case $rc in
 		0) echo pass ;;
@@ -86,7 +91,7 @@ run_one() {
 	rm -rf "$work"
 }
 
-while read -r suite name path; do
+while read -r suite name path args; do
 	case "$suite" in '' | '#'*) continue ;; esac
 	log=$logs/$suite-$name.log
 	start=$SECONDS
@@ -94,7 +99,7 @@ while read -r suite name path; do
 		echo "cannot start: $path does not exist" > "$log"
 		res=error
 	else
-		res=$(run_one "$suite" "$name" "$path" "$log")
+		res=$(run_one "$suite" "$name" "$path" "$log" "$args")
 	fi
 	secs=$((SECONDS - start))
 	echo "$suite $name $res $secs" >> "$results"
