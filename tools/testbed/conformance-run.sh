@@ -37,6 +37,13 @@ plan=${1:?usage: conformance-run.sh [--kut-timeout S] [--selftest-timeout S] PLA
 [ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
 [ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
 [ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
+# POSIX named semaphores and shared memory live in /dev/shm, which
+# devtmpfs lacks too (hardware_disable_test's sem_open() returned
+# SEM_FAILED and the test crashed in libc).
+if [ ! -d /dev/shm ]; then
+	mkdir /dev/shm
+	mount -t tmpfs -o mode=1777 shm /dev/shm
+fi
 
 qemu=$(command -v qemu-system-x86_64 || true)
 results=$KIT_OUT/results.txt
