@@ -168,16 +168,11 @@ st_build() {
 	fi
 }
 
-# The excluded tests: "SUITE NAME REASON..." lines.
-excluded() {
-	awk -v s="$1" -v n="$2" '$1 == s && $2 == n { f = 1 } END { exit !f }' \
-		<(sed 's/#.*//' "$exclude_file")
-}
-
-# A test's arguments: the rest of its "SUITE NAME ARGS..." line, or nothing.
-test_args() {
-	awk -v s="$1" -v n="$2" '$1 == s && $2 == n { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' \
-		<(sed 's/#.*//' "$args_file")
+# entry FILE SUITE NAME: the rest of the test's "SUITE NAME ..." line in
+# FILE (exclude.txt: the reason; args.txt: the arguments); status 1 if none.
+entry() {
+	awk -v s="$2" -v n="$3" '$1 == s && $2 == n { $1 = $2 = ""; sub(/^ +/, ""); print; f = 1; exit }
+		END { exit !f }' <(sed 's/#.*//' "$1")
 }
 
 # 3. The plan of one line: "SUITE NAME PATH [ARGS...]" a line.
@@ -199,10 +194,10 @@ write_plan() {
 	done | while read -r s n p; do
 		if [ "$only" != "  " ]; then
 			[[ "$only" == *" $n "* ]] || continue
-		elif excluded "$s" "$n"; then
+		elif entry "$exclude_file" "$s" "$n" > /dev/null; then
 			continue
 		fi
-		echo "$s $n $p $(test_args "$s" "$n")"
+		echo "$s $n $p $(entry "$args_file" "$s" "$n" || true)"
 	done | sed 's/ *$//' > "$plan.tmp"
 	for n in $only; do
 		awk -v n="$n" '$2 == n { f = 1 } END { exit !f }' "$plan.tmp" ||
@@ -240,7 +235,8 @@ boot_cmd() {
 	step "$label, $m modules: $(wc -l < "$plan") tests (boot bound ${bt} s)"
 	boot_opts=(--timeout "$bt" --mem "$mem")
 	boot_argv=("$kit_top/tools/testbed/conformance-run.sh"
-		--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout" "$plan")
+		--kut-timeout "$kut_timeout" --selftest-timeout "$st_timeout"
+		--hugepages 128 "$plan")
 }
 boot_collect() {
 	case $1 in
