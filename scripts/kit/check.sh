@@ -79,6 +79,8 @@ run_step virtio-mmio-msi make -C "$kit_top/tools/testing/virtio-mmio-msi" \
 	OUTPUT="$B/virtio-mmio-msi" check
 # make bench's report: it refuses figures measured with tracing on.
 run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
+# The testbed boots a second time only after a panic with stock modules.
+run_step testbed-retry "$kit_top/tools/testbed/test_lib.sh"
 # The dkms package builds and carries what dkms needs; an initramfs that
 # lists vfio-pci packs the kit's irqbypass after make install.  (The step
 # deb-install, at the end, installs the package itself.)

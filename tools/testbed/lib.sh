@@ -98,6 +98,17 @@ tb_cmdfiles() {
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 }
 
+# tb_stock_panic LOG: true when the console LOG shows a kernel panic and
+# guest-setup.sh listed the loaded modules of the set, every one from the
+# stock tree (kernel/, untainted): nothing of ours ran in the kernel.
+tb_stock_panic() {
+	local log=$1 mods
+	grep -q 'Kernel panic' "$log" || return 1
+	mods=$(grep -aE '^# testbed: (irqbypass|kvm|kvm_amd|kvm_intel|vfio_pci_core|vfio_pci) [A-Z]* */' "$log") ||
+		return 1
+	! grep -qvE '^# testbed: [a-z_]+  /.*/kernel/' <<< "$mods"
+}
+
 # tb_result RC TIMEOUT: turn the emulator's exit code and the console log
 # ($out/console.log) into the testbed's exit code: CMD's from
 # $out/testbed-rc or the marker line; 124 on timeout, 99 without either

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Host-side tests of tools/testbed/lib.sh's boot-retry rule (TAP), run by
+# make check: run.sh boots a second time after a kernel panic only when
+# every module of the set that the boot loaded came from the stock tree.
+#
+#   test_lib.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source-path=SCRIPTDIR source=../lib/shell/tap.sh
+. "$here/../lib/shell/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+# console FILE TAINT DIR [PANIC]: a console as guest-setup.sh prints it,
+# modules from DIR (kernel or updates) with TAINT, a panic at the end if
+# PANIC is given.
+console() {
+	local f=$1 taint=$2 dir=$3 m
+	{
+		echo "[    2.4] Run /init as init process"
+		echo "# testbed: setup"
+		echo "# testbed: kernel 6.12.118+deb12-amd64, modules: x"
+		for m in irqbypass kvm kvm_amd vfio_pci_core vfio_pci; do
+			echo "# testbed: $m $taint /lib/modules/6.12.118+deb12-amd64/$dir/$m.ko"
+		done
+		echo "# testbed: kvm_amd nested=1 avic=N npt=Y"
+		[ -z "${4:-}" ] || echo "[    8.3] Kernel panic - not syncing: Fatal exception in interrupt"
+	} > "$f"
+}
+
+console "$tmp/a" "" kernel panic
+tb_stock_panic "$tmp/a"
+ok $? "stock modules, kernel panic: boot again"
+
+console "$tmp/b" OE updates panic
+! tb_stock_panic "$tmp/b"
+ok $? "kit modules, kernel panic: no second boot"
+
+console "$tmp/c" "" kernel
+! tb_stock_panic "$tmp/c"
+ok $? "stock modules, no panic: no second boot"
+
+console "$tmp/d" "" kernel panic
+sed -i 's|^# testbed: kvm  /lib/modules/\([^/]*\)/kernel/|# testbed: kvm OE /lib/modules/\1/updates/|' "$tmp/d"
+! tb_stock_panic "$tmp/d"
+ok $? "one module of ours among stock ones, kernel panic: no second boot"
+
+console "$tmp/e" "" kernel panic
+sed -i '/^# testbed: [a-z_]*  \//d' "$tmp/e"
+! tb_stock_panic "$tmp/e"
+ok $? "a panic before the module list: no second boot by this rule"
+
+echo "# $((n - bad)) passed, $bad failed"
+[ "$bad" -eq 0 ]
