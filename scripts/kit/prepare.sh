@@ -60,6 +60,8 @@ kit_files |
 # build and names itself.
 if [ "${KIT_STOCK:-0}" != 1 ]; then
 	kit_apply_series "$top/patches/$KLINE" "$stage"
+else
+	touch "$stage/.kit-stock"	# the glue leaves our objects out
 fi
 
 # Copy changed content only; keep build products.
