@@ -169,9 +169,11 @@ st_build() {
 }
 
 # entry FILE SUITE NAME: the rest of the test's "SUITE NAME ..." line in
-# FILE (exclude.txt: the reason; args.txt: the arguments); status 1 if none.
+# FILE (exclude.txt: the reason; args.txt: the arguments), NAME@LINE for
+# $KLINE alone; status 1 if none.
 entry() {
-	awk -v s="$2" -v n="$3" '$1 == s && $2 == n { $1 = $2 = ""; sub(/^ +/, ""); print; f = 1; exit }
+	awk -v s="$2" -v n="$3" -v l="$3@$KLINE" '$1 == s && ($2 == n || $2 == l) {
+			$1 = $2 = ""; sub(/^ +/, ""); print; f = 1; exit }
 		END { exit !f }' <(sed 's/#.*//' "$1")
 }
 
