@@ -98,12 +98,13 @@ tb_cmdfiles() {
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 }
 
-# tb_stock_panic LOG: true when the console LOG shows a kernel panic and
+# tb_stock_panic LOG: true when the console LOG shows a kernel panic (a
+# kernel message, not a test's output) and
 # guest-setup.sh listed the loaded modules of the set, every one from the
 # stock tree (kernel/, untainted): nothing of ours ran in the kernel.
 tb_stock_panic() {
 	local log=$1 mods
-	grep -q 'Kernel panic' "$log" || return 1
+	grep -aqE '^\[ *[0-9]+\.[0-9]+\] Kernel panic' "$log" || return 1
 	mods=$(grep -aE '^# testbed: (irqbypass|kvm|kvm_amd|kvm_intel|vfio_pci_core|vfio_pci) [A-Z]* */' "$log") ||
 		return 1
 	! grep -qvE '^# testbed: [a-z_]+  /.*/kernel/' <<< "$mods"

@@ -49,6 +49,11 @@ sed -i 's|^# testbed: kvm  /lib/modules/\([^/]*\)/kernel/|# testbed: kvm OE /lib
 ! tb_stock_panic "$tmp/d"
 ok $? "one module of ours among stock ones, kernel panic: no second boot"
 
+console "$tmp/f" "" kernel
+echo "# the test printed: Kernel panic - not syncing" >> "$tmp/f"
+! tb_stock_panic "$tmp/f"
+ok $? "a test's own output naming a panic: no second boot"
+
 console "$tmp/e" "" kernel panic
 sed -i '/^# testbed: [a-z_]*  \//d' "$tmp/e"
 ! tb_stock_panic "$tmp/e"
