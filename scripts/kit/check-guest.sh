@@ -164,7 +164,16 @@ run_row() {	# run_row ROW
 		host_ok "$row" $good "the disk queue's guest notifier became a KVM irqfd" ;;
 	msi-off|msi-tcg)
 		[ "$irqfds" -eq 0 ] && [ "$sends" -gt 0 ] || good=1
-		host_ok "$row" $good "no irqfd without KVM's irqchip: QEMU wrote the MSIs" ;;
+		host_ok "$row" $good "no irqfd without KVM's irqchip: QEMU wrote the MSIs"
+		# The guest's affinity moves: the disk vector's MSIs went
+		# to more than one address (APIC destination).
+		local dests
+		dests=$(sed -n 's/.*virtio_mmio_msi_send vector 1 addr \(0x[0-9a-f]*\) .*/\1/p' \
+			"$out/$row.trace" | sort -u | tr '\n' ' ')
+		echo "# $row: the disk vector's MSI addresses: $dests"
+		good=0
+		[ "$(echo "$dests" | wc -w)" -ge 2 ] || good=1
+		host_ok "$row" $good "the disk vector's MSIs went to both CPUs (affinity moves)" ;;
 	*)
 		[ "$sends" -eq 0 ] && [ "$irqfds" -eq 0 ] || good=1
 		host_ok "$row" $good "no MSI sent" ;;

@@ -138,21 +138,24 @@ for attempt in 1 2; do
 	qrc=${PIPESTATUS[0]}
 	set -e
 	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
-	[ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ] || grep -q '^# testbed: setup' "$log" ||
-		[ $attempt -eq 2 ] || {
-		echo "kit: the testbed kernel died before its setup; console tail:" >&2
+	# why: the console's name, what the log says, why booting again is safe
+	why=
+	if [ $attempt -eq 2 ]; then
+		:
+	elif [ "$qrc" -ne 124 ] && [ "$qrc" -ne 137 ] &&
+	     ! grep -q '^# testbed: setup' "$log"; then
+		why="boot|the testbed kernel died before its setup|the first boot ran nothing of ours"
+	elif tb_stock_panic "$log"; then
+		why="panic|the kernel panicked with stock modules only|no module of ours was loaded"
+	fi
+	if [ -n "$why" ]; then
+		IFS="|" read -r cname what safe <<< "$why"
+		echo "kit: $what; console tail:" >&2
 		tail -n 12 "$log" >&2
-		cp "$log" "$out/console-boot$attempt.log"
-		step "booting once more (the first boot ran nothing of ours)"
+		cp "$log" "$out/console-$cname$attempt.log"
+		step "booting once more ($safe; first console: console-$cname$attempt.log)"
 		continue
-	}
-	[ $attempt -eq 2 ] || ! tb_stock_panic "$log" || {
-		echo "kit: the kernel panicked with stock modules only; console tail:" >&2
-		tail -n 12 "$log" >&2
-		cp "$log" "$out/console-panic$attempt.log"
-		step "booting once more (no module of ours was loaded; first console: console-panic$attempt.log)"
-		continue
-	}
+	fi
 	break
 done
 
