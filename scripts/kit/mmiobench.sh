@@ -19,7 +19,9 @@
 #   MMIOBENCH_REPS=5       repetitions (L2 guests) per combination
 #   MMIOBENCH_WARMUP=200 MMIOBENCH_COUNT=2000   transactions per guest
 #   MMIOBENCH_COMBOS="pci-on mmio-on ..."   the combinations (default: all
-#                          eight, {pci,mmio,mmio-msi,mmio-msi-doorbell}-{on,split})
+#                          eight, {pci,mmio,mmio-msi,mmio-msi-doorbell}-{on,split});
+#                          mmio-msi-shared-{on,split} (the guest driver's
+#                          max_vectors=2: one vector for all queues) on request
 #   MMIOBENCH_FLAVOURS=generic  MMIOBENCH_MODULES=kit   the testbed boots
 #   KLINE=6.12             the testbed's kernel line (the L2 guest is
 #                          always Debian's 6.12 generic: the guest module's)
@@ -47,7 +49,7 @@ done
 [ "$MMIOBENCH_COUNT" -gt 0 ] && [ "$MMIOBENCH_REPS" -gt 0 ] ||
 	die "MMIOBENCH_COUNT and MMIOBENCH_REPS must be positive"
 for c in $combos; do
-	[[ " $all_combos " == *" $c "* ]] ||
+	[[ " $all_combos mmio-msi-shared-on mmio-msi-shared-split " == *" $c "* ]] ||
 		die "MMIOBENCH_COMBOS: '$c' is none of $all_combos"
 done
 

@@ -11,7 +11,7 @@
 # then repetition 2, ...
 #
 #   l1-run.sh QEMU L2_KERNEL L2_INITRD RR "RR_CLIENT_ARGS" REPS COMBO...
-#   COMBO: {pci,mmio,mmio-msi,mmio-msi-doorbell}-{on,split}
+#   COMBO: {pci,mmio,mmio-msi,mmio-msi-doorbell,mmio-msi-shared}-{on,split}
 #
 #   pci                virtio-net-pci on microvm's PCIe host (pcie=on),
 #                      MSI-X
@@ -21,6 +21,8 @@
 #                      Dragonball extension (patches/qemu-7.2/0003)
 #   mmio-msi-doorbell  x-dbs-msi=on,x-dbs-doorbell=on: also per-queue
 #                      doorbells
+#   mmio-msi-shared    mmio-msi, the guest driver loaded with max_vectors=2:
+#                      the config vector and one vector for all queues
 #   on, split          -accel kvm,kernel-irqchip=on or split
 #
 # Every machine is microvm,acpi=on,rtc=on,ioapic2=off (KVM's own IOAPIC
@@ -83,7 +85,7 @@ guest() {
 	# (no option ROM: the guest boots its kernel directly)
 	pci) m=$m,pcie=on dev=virtio-net-pci,netdev=n0,romfile= ;;
 	mmio) glob=(-global virtio-mmio.force-legacy=false) ;;
-	mmio-msi) glob=(-global virtio-mmio.force-legacy=false
+	mmio-msi | mmio-msi-shared) glob=(-global virtio-mmio.force-legacy=false
 			-global virtio-mmio.x-dbs-msi=on) ;;
 	mmio-msi-doorbell) glob=(-global virtio-mmio.force-legacy=false
 			-global virtio-mmio.x-dbs-msi=on -global virtio-mmio.x-dbs-doorbell=on) ;;

@@ -48,10 +48,14 @@ import statistics
 import sys
 
 TRANSPORTS = ("pci", "mmio", "mmio-msi", "mmio-msi-doorbell")
+# Not in the default combinations: mmio-msi with the guest driver's
+# max_vectors=2, the config vector and one vector for every queue.
+EXTRA_TRANSPORTS = ("mmio-msi-shared",)
 CHIPS = ("on", "split")
 # Seed 003 (2019, the proposal's TCP_RR table, first run): the patched
 # device had MSI and doorbells.
 SEED = {"pci": 9536, "mmio": 6939, "mmio-msi": 9500, "mmio-msi-doorbell": 9500}
+SEED_NONE = "-"
 HEADER = ("transport,irqchip,kernel,trans_per_s,spread_pct,ratio_to_pci,"
           "ratio_to_mmio,uexits_per_trans,vmexits_per_trans,"
           "guest_irqs_per_trans").split(",")
@@ -153,6 +157,8 @@ def main():
     for kernel in boots:
         for combo in combos:
             t, chip = combo.rsplit("-", 1)
+            if t not in TRANSPORTS + EXTRA_TRANSPORTS or chip not in CHIPS:
+                raise ValueError(f"unknown combination {combo}")
             stem = os.path.join(base, kernel, f"mb-{combo}")
             l2 = split_guests(stem + "-l2.txt")
             srv = split_guests(stem + "-server.txt")
@@ -261,7 +267,7 @@ def main():
                    f"{fmt(r.get('uexits_per_trans')):>7} "
                    f"{fmt(r.get('vmexits_per_trans')):>8} "
                    f"{fmt(r.get('guest_irqs_per_trans')):>6}  "
-                   f"{SEED[r['transport']]}")
+                   f"{SEED.get(r['transport'], SEED_NONE)}")
     out.append("")
     out.append("seed 003 (2019, real hardware, netperf TCP_RR): virtio-pci 9536, "
                "virtio-mmio 6939, virtio-mmio with MSI and doorbells 9500 trans/s; "
