@@ -138,6 +138,38 @@ class Tap:
         self.lines.append(f"{'ok' if cond else 'not ok'} {self.n} - {what}")
 
 
+def paired_ratios(rows, tps_by, nb):
+    """Per row and reference (pci, mmio): the ratios of the repetitions
+    both ran, their median and sign-test interval (netbench's), and a
+    verdict only from the interval: above/below when it excludes 1."""
+    out = []
+    for r in rows:
+        mine = tps_by.get((r["transport"], r["irqchip"], r["kernel"]))
+        for ref in ("pci", "mmio"):
+            other = tps_by.get((ref, r["irqchip"], r["kernel"]))
+            if ref == r["transport"] or not mine or not other:
+                continue
+            vals = [mine[k] / other[k] for k in sorted(mine)
+                    if k in other and other[k] > 0]
+            mi = nb.median_interval(vals)
+            if not mi:
+                continue
+            med, low, high, cov = mi
+            if cov < nb.CONF:
+                verdict = f"too few pairs for {nb.CONF:.0%}"
+            elif low > 1:
+                verdict = f"above {ref}"
+            elif high < 1:
+                verdict = f"below {ref}"
+            else:
+                verdict = f"not told apart from {ref}"
+            out.append({"transport": r["transport"], "irqchip": r["irqchip"],
+                        "kernel": r["kernel"], "ref": ref, "n": len(vals),
+                        "median": med, "low": low, "high": high,
+                        "coverage": cov, "verdict": verdict})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--combos", default=" ".join(
@@ -154,6 +186,10 @@ def main():
                    if os.path.isdir(os.path.join(base, d))) if os.path.isdir(base) else []
     combos = a.combos.split()
     rows, guests_out, tap = [], [], Tap()
+    # (transport, irqchip, kernel) -> {repetition: trans/s}, for the
+    # paired ratios: repetition r of every combination ran next to each
+    # other in the same boot.
+    tps_by = {}
     for kernel in boots:
         for combo in combos:
             t, chip = combo.rsplit("-", 1)
@@ -209,6 +245,8 @@ def main():
                    f"guests with fewer packets received than transactions: {len(short)}; "
                    f"handler calls without a used-ring update: {unh})")
             tps = [g["client"]["trans_per_s"] for g in done]
+            tps_by[(t, chip, kernel)] = {g["rep"]: g["client"]["trans_per_s"]
+                                         for g in done}
             m, sp = nb.spread(tps)
 
             def per(key, gl=done):
@@ -268,6 +306,26 @@ def main():
                    f"{fmt(r.get('vmexits_per_trans')):>8} "
                    f"{fmt(r.get('guest_irqs_per_trans')):>6}  "
                    f"{SEED.get(r['transport'], SEED_NONE)}")
+    pairs = paired_ratios(rows, tps_by, nb)
+    if pairs:
+        out.append("")
+        out.append("Paired ratios: repetition r of a row over repetition r of the "
+                   "reference, the same boot; median and its sign-test interval")
+        out.append(f"{'transport':<18} {'irqchip':<7} {'kernel':<18} {'over':<5} "
+                   f"{'pairs':>5} {'median':>6} {'interval':>11} {'cover':>5}  verdict")
+        for p in pairs:
+            out.append(f"{p['transport']:<18} {p['irqchip']:<7} {p['kernel']:<18} "
+                       f"{p['ref']:<5} {p['n']:>5} {p['median']:>6.2f} "
+                       f"{p['low']:>5.2f}..{p['high']:<5.2f} {p['coverage']:>5.2f}  "
+                       f"{p['verdict']}")
+        with open(os.path.join(a.report, "mmio-pairs.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["transport", "irqchip", "kernel", "ref", "pairs",
+                        "median", "ci_low", "ci_high", "coverage"])
+            for p in pairs:
+                w.writerow([p["transport"], p["irqchip"], p["kernel"], p["ref"],
+                            p["n"], f"{p['median']:.3f}", f"{p['low']:.3f}",
+                            f"{p['high']:.3f}", f"{p['coverage']:.3f}"])
     out.append("")
     out.append("seed 003 (2019, real hardware, netperf TCP_RR): virtio-pci 9536, "
                "virtio-mmio 6939, virtio-mmio with MSI and doorbells 9500 trans/s; "

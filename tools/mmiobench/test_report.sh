@@ -46,7 +46,7 @@ guest() {
 }
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..8"
 
 # 1-3: a good run, two irqchips, three guests each.
 r=$tmp/good
@@ -75,7 +75,30 @@ grep -q '^mmiobench check: 24 passed, 0 failed$' "$tmp/good.out" &&
 rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/good.out"
 ok $rc "the table carries the seed's figures; every check passes"
 
-# 4-6: each bad log fails its own check, and only that one.
+# 4: paired ratios of the good run: three pairs are too few for a verdict.
+grep -qx 'mmio-msi,on,6.12-generic-kit,pci,3,0.909,0.875,0.950,0.750' "$r/mmio-pairs.csv" &&
+	grep -qx 'mmio-msi,on,6.12-generic-kit,mmio,3,1.250,1.167,1.357,0.750' "$r/mmio-pairs.csv" &&
+	grep -q '^mmio-msi  *on .* pci  *3  *0.91  *0.88\.\.0\.95  *0.75  too few pairs for 95%$' "$tmp/good.out"
+rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$r/mmio-pairs.csv"
+ok $rc "paired ratios: median and sign-test interval of the repetitions, no verdict from three pairs"
+
+# 5: six pairs give a 96.9 % interval: a verdict when it excludes 1, none
+# when it does not.
+r=$tmp/pairs
+d=$r/mmiobench/6.12-rt-kit
+for rep in 1 2 3 4 5 6; do
+	guest "$d" pci-on $rep $((1000 + rep * 10)) 100 5000 msi 1200
+	guest "$d" mmio-on $rep $((700 + rep * 10)) 2400 7000 legacy 1200
+	guest "$d" mmio-msi-on $rep $((990 + (rep % 2) * 40)) 50 4000 msi 1200
+done
+python3 "$here/report.py" --combos "pci-on mmio-on mmio-msi-on" --reps 6 --no-machine "$r" > "$tmp/pairs.out" 2>&1
+grep -q '^mmio  *on .* pci  *6 .* 0.97  below pci$' "$tmp/pairs.out" &&
+	grep -q '^mmio-msi  *on .* pci  *6 .* 0.97  not told apart from pci$' "$tmp/pairs.out" &&
+	grep -q '^mmio-msi  *on .* mmio  *6 .* 0.97  above mmio$' "$tmp/pairs.out"
+rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/pairs.out"
+ok $rc "paired ratios: six pairs, below/above when the interval excludes 1, no verdict when it does not"
+
+# 6-8: each bad log fails its own check, and only that one.
 r=$tmp/bad
 d=$r/mmiobench/6.12-generic-kit
 guest "$d" pci-on 1 1000 100 5000 msi 1200
