@@ -182,7 +182,7 @@ kit_make() {
 	local tree=$1; shift
 	make -C "$KDIR" M="$tree" KIT_TREE="$tree" KCFLAGS=-Werror \
 		KIT_PRISTINE="$B/src/$SRCPKG-$SRCVER" \
-		NOSTDINC_FLAGS="-nostdinc -I$tree/backport-include -I$tree/include -I$tree/include/uapi" \
+		NOSTDINC_FLAGS="-nostdinc -I$tree/backport-include -I$tree/include -I$tree/include/uapi -I$tree/arch/x86/include" \
 		-j"$(nproc)" ${KIT_MAKEFLAGS:-} "$@"
 }
 

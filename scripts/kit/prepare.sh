@@ -20,7 +20,7 @@ top=$kit_top
 extract_paths="virt arch/x86/kvm drivers/vfio
 include/linux/irqbypass.h include/linux/kvm_host.h include/linux/kvm_types.h
 include/linux/kvm_irqfd.h include/uapi/linux/kvm.h include/linux/vfio.h
-include/linux/vfio_pci_core.h include/uapi/linux/vfio.h
+include/linux/vfio_pci_core.h include/uapi/linux/vfio.h arch/x86/include/asm/kvm_host.h
 scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch"
 
 pristine=$B/src/$SRCPKG-$SRCVER

@@ -21,12 +21,20 @@
 #include <linux/seqlock.h>
 #include <linux/srcu.h>
 
-#include "irqfd_fastpath.h"
+#include <linux/kvm_irqfd_fastpath.h>
 
 static bool irqfd_fastpath = true;
 module_param(irqfd_fastpath, bool, 0444);
 MODULE_PARM_DESC(irqfd_fastpath,
 		 "irqfds accept interrupts from the hard-irq handler of a paired producer (default: on; off: stock registration)");
+
+static bool irqfd_vcpu_inject = true;
+module_param(irqfd_vcpu_inject, bool, 0644);
+MODULE_PARM_DESC(irqfd_vcpu_inject,
+		 "A fast-path interrupt on an irqchip pin is set by the destination vCPU's thread (default: on; off: by the irqfd's work item, as stock)");
+
+/* irqfd->fastpath_pending: the pin waits for a vCPU thread to set it. */
+#define KVM_IRQFD_FP_PIN_PENDING	0
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /* Consumer callbacks, called under the irqbypass manager's mutex. */
@@ -83,6 +91,147 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 }
 
 /*
+ * Set irqchip pins from a vCPU thread.  Without it an INTx routed to the
+ * in-kernel IOAPIC costs a work item per interrupt: on PREEMPT_RT two
+ * context switches (kworker in and out) before the vCPU thread even wakes.
+ * The vCPU the interrupt goes to is usually halted waiting for it and has
+ * to wake anyway; it can set the pin itself, as Xen event channels are
+ * delivered from the run loop (KVM_REQ_UNBLOCK and a kick).
+ *
+ * irqfd->fastpath_pending is the token: set by the producer's hard-irq
+ * handler, cleared by whoever sets the pin, exactly once -
+ *  - a vCPU thread in its run loop or when KVM_RUN returns
+ *    (kvm_irqfd_fastpath_vcpu_run()), finding the irqfd on kvm->irqfds.items;
+ *  - the hard-irq handler itself, which takes it back for the work item if
+ *    the vCPU left KVM_RUN meanwhile (the Dekker pair below);
+ *  - irqfd_shutdown(), for an irqfd deactivated while pending
+ *    (kvm_irqfd_fastpath_shutdown()), through the work item it flushes.
+ * A second interrupt while the token is out merges into it, as one while
+ * the work item is pending does in stock.
+ */
+
+/*
+ * Hard irq, in kvm->irq_srcu (which keeps the vCPUs and the IOAPIC); only
+ * atomic bit operations, kvm_make_request() and kvm_vcpu_kick() (raw locks
+ * on PREEMPT_RT).
+ */
+static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
+				 const struct kvm_kernel_irq_routing_entry *entry)
+{
+	unsigned long *pending = &irqfd->fastpath_pending;
+	struct kvm_vcpu *vcpu = NULL;
+
+	if (READ_ONCE(irqfd_vcpu_inject))
+		vcpu = kvm_arch_irqfd_pin_vcpu(irqfd->kvm, irqfd->gsi, entry);
+	/*
+	 * Not in KVM_RUN: nobody would set it before userspace runs the vCPU
+	 * again (or saves the irqchip).  In guest mode: the work item costs it
+	 * no exit where posted interrupts deliver the vector.
+	 */
+	if (!vcpu || !READ_ONCE(vcpu->wants_to_run) ||
+	    READ_ONCE(vcpu->mode) == IN_GUEST_MODE)
+		goto work;
+	if (test_and_set_bit(KVM_IRQFD_FP_PIN_PENDING, pending))
+		return;
+	kvm_make_request(KVM_REQ_IRQFD_INJECT, vcpu);
+	kvm_make_request(KVM_REQ_UNBLOCK, vcpu);
+	kvm_vcpu_kick(vcpu);
+	/*
+	 * Pairs with smp_mb() in kvm_irqfd_fastpath_vcpu_exit(): it sees our
+	 * request, or we see that the vCPU left KVM_RUN and take the token
+	 * back (unless it has already set the pin).
+	 */
+	smp_mb();
+	if (READ_ONCE(vcpu->wants_to_run) ||
+	    !test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING, pending))
+		return;
+work:
+	schedule_work(&irqfd->inject);
+}
+
+/*
+ * vCPU thread, preemptible: set the pins whose token it takes, as
+ * irqfd_inject() does.  kvm->irq_srcu is held from taking a token to
+ * setting the pin, so irqfd_resampler_shutdown(), which synchronizes it
+ * before it lowers the resampler's pin, cannot overtake the raise.
+ * kvm->irqfds.lock (a spinlock_t) only while walking the list.
+ */
+static void kvm_irqfd_fp_set_pending_pins(struct kvm *kvm)
+{
+	struct kvm_kernel_irqfd *irqfd;
+	struct {
+		int gsi;
+		bool level;
+	} pins[16];
+	unsigned int n, i;
+	bool more;
+	int idx;
+
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	do {
+		n = 0;
+		more = false;
+		spin_lock_irq(&kvm->irqfds.lock);
+		list_for_each_entry(irqfd, &kvm->irqfds.items, list) {
+			if (!test_bit(KVM_IRQFD_FP_PIN_PENDING,
+				      &irqfd->fastpath_pending))
+				continue;
+			if (n == ARRAY_SIZE(pins)) {
+				more = true;
+				break;
+			}
+			if (!test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING,
+						&irqfd->fastpath_pending))
+				continue;
+			pins[n].gsi = irqfd->gsi;
+			pins[n].level = irqfd->resampler;
+			n++;
+		}
+		spin_unlock_irq(&kvm->irqfds.lock);
+
+		for (i = 0; i < n; i++) {
+			if (pins[i].level) {
+				kvm_set_irq(kvm, KVM_IRQFD_RESAMPLE_IRQ_SOURCE_ID,
+					    pins[i].gsi, 1, false);
+			} else {
+				kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID,
+					    pins[i].gsi, 1, false);
+				kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID,
+					    pins[i].gsi, 0, false);
+			}
+		}
+	} while (more);
+	srcu_read_unlock(&kvm->irq_srcu, idx);
+}
+
+/**
+ * kvm_irqfd_fastpath_vcpu_run - set pending pins from the x86 run loop
+ * @vcpu: the running vCPU
+ *
+ * vCPU thread, preemptible, in kvm->srcu; after a vcpu_block() that the
+ * request's KVM_REQ_UNBLOCK ended, or an entry the request cancelled.
+ */
+void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
+{
+	if (kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
+		kvm_irqfd_fp_set_pending_pins(vcpu->kvm);
+}
+
+/**
+ * kvm_irqfd_fastpath_vcpu_exit - set pending pins when KVM_RUN returns
+ * @vcpu: the vCPU, just after vcpu->wants_to_run was cleared
+ *
+ * vCPU thread, preemptible.  A request made while the vCPU was leaving
+ * must not wait for its next KVM_RUN.
+ */
+void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu)
+{
+	/* Pairs with smp_mb() in kvm_irqfd_fp_set_pin(). */
+	smp_mb();
+	kvm_irqfd_fastpath_vcpu_run(vcpu);
+}
+
+/*
  * Inject as irqfd_wakeup() does: an MSI route atomically, an irqchip pin
  * through the irqfd's inject work; fail for other routes, or where we
  * cannot tell without waiting.  Runs in the vector's hard-irq handler with interrupts off on
@@ -125,18 +274,15 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 		goto out;
 
 	/*
-	 * An irqchip pin (IOAPIC/PIC) is set under the irqchip's spinlock_t:
-	 * inject from the irqfd's work item as irqfd_wakeup() does, without
-	 * the eventfd round trip (on PREEMPT_RT the producer's irq thread).
-	 * queue_work() only takes raw locks.  Like irqfd_wakeup(), an
-	 * interrupt while the work is pending is merged into it: a level pin
-	 * (resampler) is asserted once until its EOI anyway.  irqfd_shutdown()
-	 * unregisters the consumer before it flushes the work.  Type 0: the
-	 * GSI has several routes (the PIC's and the IOAPIC's below 16) or
-	 * none, which irqfd_update() does not copy; kvm_set_irq() takes them.
+	 * An irqchip pin (IOAPIC/PIC) is set under the irqchip's spinlock_t,
+	 * which hard irq cannot take on PREEMPT_RT: a vCPU thread or the
+	 * irqfd's work item sets it (kvm_irqfd_fp_set_pin()), without the
+	 * eventfd round trip.  Type 0: the GSI has several routes (the PIC's
+	 * and the IOAPIC's below 16) or none, which irqfd_update() does not
+	 * copy; kvm_set_irq() takes them.
 	 */
 	if (entry.type == KVM_IRQ_ROUTING_IRQCHIP || !entry.type) {
-		schedule_work(&irqfd->inject);
+		kvm_irqfd_fp_set_pin(irqfd, &entry);
 		ret = 0;
 		goto out;
 	}
@@ -155,6 +301,23 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 out:
 	srcu_read_unlock(&kvm->irq_srcu, idx);
 	return ret;
+}
+
+/**
+ * kvm_irqfd_fastpath_shutdown - unregister an irqfd's consumer
+ * @irqfd: a deactivated irqfd (off kvm->irqfds.items and its wait queue)
+ *
+ * Process context, from irqfd_shutdown() before it flushes irqfd->inject.
+ * Once the manager has waited for the producer's handler, nothing raises
+ * a pin for this irqfd; one still pending is set by the work item that the
+ * caller flushes, as one irqfd_wakeup() queued just before deactivation.
+ */
+void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
+{
+	irq_bypass_unregister_consumer(&irqfd->consumer);
+	if (test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING,
+			       &irqfd->fastpath_pending))
+		schedule_work(&irqfd->inject);
 }
 
 /*

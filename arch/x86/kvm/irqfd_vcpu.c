@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Which vCPU thread sets an irqchip pin that a fast-path producer raised
+ * from hard irq (virt/kvm/irqfd_fastpath.c): the one the interrupt goes
+ * to, so that setting the pin needs no second kick.
+ */
+
+#include <linux/kvm_host.h>
+#include <linux/kvm_irqfd_fastpath.h>
+
+#include "ioapic.h"
+#include "lapic.h"
+
+/**
+ * kvm_arch_irqfd_pin_vcpu - the vCPU to set an irqchip pin
+ * @kvm: the VM
+ * @gsi: the irqfd's GSI
+ * @entry: its routing entry (type 0 for a GSI with several routes: the
+ *         PIC's and the IOAPIC's below 16, where the IOAPIC pin is the GSI)
+ *
+ * Hard irq, in kvm->irq_srcu; takes no lock.  The redirection entry is read
+ * without the IOAPIC's lock, so the answer is a hint: a vCPU the guest just
+ * moved the pin away from sets it all the same and kvm_set_irq() kicks the
+ * new destination.  Anything not a single fixed destination (PIC,
+ * lowest priority over several vCPUs, masked) goes to vCPU 0, which the
+ * PIC's ExtINT goes to as well.
+ *
+ * Return: the vCPU, or NULL if the VM has none.
+ */
+struct kvm_vcpu *
+kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
+			const struct kvm_kernel_irq_routing_entry *entry)
+{
+	struct kvm_ioapic *ioapic = kvm->arch.vioapic;
+	union kvm_ioapic_redirect_entry e;
+	struct kvm_lapic_irq irq = {};
+	struct kvm_vcpu *vcpu;
+	unsigned int pin = gsi;
+
+	if (entry->type == KVM_IRQ_ROUTING_IRQCHIP) {
+		if (entry->irqchip.irqchip != KVM_IRQCHIP_IOAPIC)
+			return kvm_get_vcpu(kvm, 0);
+		pin = entry->irqchip.pin;
+	}
+	if (!ioapic || pin >= IOAPIC_NUM_PINS)
+		return kvm_get_vcpu(kvm, 0);
+
+	e.bits = READ_ONCE(ioapic->redirtbl[pin].bits);
+	if (e.fields.mask)
+		return kvm_get_vcpu(kvm, 0);
+
+	irq.vector = e.fields.vector;
+	irq.delivery_mode = e.fields.delivery_mode << 8;
+	irq.dest_mode = kvm_lapic_irq_dest_mode(!!e.fields.dest_mode);
+	irq.trig_mode = e.fields.trig_mode;
+	irq.shorthand = APIC_DEST_NOSHORT;
+	irq.dest_id = e.fields.dest_id;
+	if (kvm_intr_is_single_vcpu(kvm, &irq, &vcpu))
+		return vcpu;
+	return kvm_get_vcpu(kvm, 0);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The irqfd fast-path consumer (virt/kvm/irqfd_fastpath.c): registered from
+ * kvm_irqfd_assign() and torn down from irqfd_shutdown() in eventfd.c; an
+ * irqchip pin that a producer raised from hard irq is set by a vCPU thread,
+ * from the x86 run loop and when KVM_RUN returns (kvm_main.c).  The x86
+ * part is in arch/x86/kvm/irqfd_vcpu.c.
+ */
+#ifndef __LINUX_KVM_IRQFD_FASTPATH_H
+#define __LINUX_KVM_IRQFD_FASTPATH_H
+
+struct kvm;
+struct kvm_kernel_irqfd;
+struct kvm_kernel_irq_routing_entry;
+struct kvm_vcpu;
+
+void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd);
+void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd);
+void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu);
+void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu);
+
+struct kvm_vcpu *
+kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
+			const struct kvm_kernel_irq_routing_entry *entry);
+
+#endif /* __LINUX_KVM_IRQFD_FASTPATH_H */
