@@ -100,7 +100,7 @@ testbed() {
 	step "check: $label ($KREL, kit modules${campaign:+, with the campaign})"
 	"$kit_top/scripts/kit/testbed.sh" "${runner[@]}" --modules kit --name "$name" \
 		--timeout "$timeout" ${append:+--append "$append"} \
-		--trace-events vfio_fastpath -- \
+		--trace-events vfio_fastpath,kvm/kvm_set_irq -- \
 		tools/testbed/run_all_tests.sh "$sel" $campaign | tee "$tlog"
 	rc=${PIPESTATUS[0]}
 	tb_pass=$(grep -cE '^ok [0-9]+' "$tlog" | head -n 1)

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfio_intx_vcpu: which thread sets the IOAPIC pin of a fast-path INTx.
+ *
+ * The edu's level INTx goes to the guest through a resampling KVM_IRQFD on
+ * an in-kernel IOAPIC pin, as in vfio_intx, but each interrupt is raised
+ * by a second host thread while the vCPU is halted in KVM_RUN (a guest
+ * waiting for its device).  With the kit, vfio's hard-irq handler hands it
+ * to the irqfd, and with kvm.irqfd_vcpu_inject=Y the vCPU's own thread
+ * sets the pin (virt/kvm/irqfd_fastpath.c); with =N the irqfd's work item
+ * does, as in stock.  The kvm_set_irq trace event (on in make check's
+ * testbed) names the thread by its pid: it is counted for each phase.
+ * Every interrupt must be raised, signalled on the host line, asserted on
+ * the pin and delivered to the guest exactly once in both phases.  With
+ * stock modules the phases cannot be told apart and only delivery is
+ * checked.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvm_util_lite.h"
+#include "proc_util.h"
+#include "tap.h"
+#include "vfio_util_lite.h"
+
+#define NR_TESTS	9
+#define TEST_GSI	5
+#define EDU_BAR0_GPA	0xe0000000u
+#define QUIET_MS	1000
+/* How long the raiser waits for the vCPU to be back in HLT. */
+#define RAISE_DELAY_US	3000
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define VCPU_INJECT	"/sys/module/kvm/parameters/irqfd_vcpu_inject"
+
+struct raiser {
+	struct edu_dev *edu;
+	sem_t go;
+	bool stop;
+	unsigned int raised;
+};
+
+/* Host thread: one raise per post, RAISE_DELAY_US after it. */
+static void *raiser_main(void *arg)
+{
+	struct raiser *r = arg;
+	struct timespec ts = { .tv_nsec = RAISE_DELAY_US * 1000L };
+
+	for (;;) {
+		while (sem_wait(&r->go) && errno == EINTR)
+			;
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		nanosleep(&ts, NULL);
+		edu_write(r->edu, EDU_REG_IRQ_RAISE, 1);
+		__atomic_add_fetch(&r->raised, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * kvm_set_irq events raising TEST_GSI since the buffer was cleared: by
+ * the thread @tid, and by any other.  -1: the event is off or unreadable.
+ */
+static void count_pin_sets(int tid, long long *mine, long long *other)
+{
+	char line[512], want[64];
+	FILE *f;
+
+	*mine = -1;
+	*other = -1;
+	if (!read_text_file(TRACEFS "/events/kvm/kvm_set_irq/enable", line,
+			    sizeof(line)) || line[0] != '1')
+		return;
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f)
+		return;
+	snprintf(want, sizeof(want), "kvm_set_irq: gsi %d level 1 ", TEST_GSI);
+	*mine = 0;
+	*other = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, want), *dash;
+
+		if (!p || line[0] == '#')
+			continue;
+		/* "  <comm>-<pid>  [cpu] ..." : the pid ends at the first " [". */
+		*p = '\0';
+		p = strstr(line, " [");
+		if (!p)
+			continue;
+		*p = '\0';
+		dash = strrchr(line, '-');
+		if (dash && atoi(dash + 1) == tid)
+			(*mine)++;
+		else
+			(*other)++;
+	}
+	fclose(f);
+}
+
+struct phase {
+	const char *name;
+	unsigned int raised, delivered;
+	long long signalled, by_vcpu, by_other;
+};
+
+static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
+		     struct raiser *r, int iters, int timeout, struct phase *ph)
+{
+	unsigned int start = guest_count(vm), raised0 = r->raised;
+	long long irqs0 = proc_interrupts_count("vfio-intx(", edu->bdf);
+	u32 value;
+	int i, ret = 0;
+
+	write_text_file(TRACEFS "/trace", "");
+	for (i = 1; i <= iters; i++) {
+		sem_post(&r->go);
+		ret = guest_run_until(vm, GUEST_PORT_POST_EOI, &value, timeout);
+		if (ret) {
+			tap_diag("%s: raise %d: no interrupt within %d ms",
+				 ph->name, i, timeout);
+			break;
+		}
+		if (value != start + i) {
+			tap_diag("%s: raise %d: ISR reported %u, expected %u",
+				 ph->name, i, value, start + i);
+			ret = -EIO;
+			break;
+		}
+	}
+	/* The raiser's last write is done once the guest has seen it. */
+	ph->raised = __atomic_load_n(&r->raised, __ATOMIC_ACQUIRE) - raised0;
+	ph->delivered = guest_count(vm) - start;
+	ph->signalled = irqs0 < 0 ? -1 :
+			proc_interrupts_count("vfio-intx(", edu->bdf) - irqs0;
+	count_pin_sets(gettid(), &ph->by_vcpu, &ph->by_other);
+	tap_diag("%s: raised=%u signalled=%lld delivered=%u pin set by the vCPU thread %lld, by others %lld",
+		 ph->name, ph->raised, ph->signalled, ph->delivered,
+		 ph->by_vcpu, ph->by_other);
+	return ret;
+}
+
+static bool phase_once(const struct phase *ph, int iters)
+{
+	return ph->raised == (unsigned int)iters &&
+	       ph->delivered == ph->raised &&
+	       (ph->signalled < 0 || ph->signalled >= ph->raised);
+}
+
+int main(void)
+{
+	int iters = test_iterations(200);
+	int timeout = test_timeout_ms();
+	struct guest_params params = {
+		.flags = GUEST_F_IOAPIC | GUEST_F_LEVEL,
+		.vector = TEST_LEVEL_VECTOR,
+		.ioapic_pin = TEST_GSI,
+		.ack_addr = EDU_BAR0_GPA + EDU_REG_IRQ_ACK,
+		.ack_value = 1,
+		.post_eoi_port = GUEST_PORT_POST_EOI,
+		.target = ~0u,
+	};
+	struct phase vcpu_ph = { .name = "irqfd_vcpu_inject=Y" };
+	struct phase work_ph = { .name = "irqfd_vcpu_inject=N" };
+	struct raiser r = { .stop = false };
+	s32 trigger = -1, resample = -1;
+	bool irqfd = false, intx = false, thread = false, opened = false;
+	bool kit;
+	struct lite_vm *vm = NULL;
+	struct edu_dev edu;
+	pthread_t tid;
+	char buf[8];
+	int ret;
+	bool ok;
+
+	tap_plan(NR_TESTS);
+	close(kvm_open_or_bail());
+	kit = read_text_file(VCPU_INJECT, buf, sizeof(buf));
+	tap_diag("iterations=%d timeout=%d ms gsi=%d, %s", iters, timeout,
+		 TEST_GSI, kit ? "kit modules" : "no kvm.irqfd_vcpu_inject (stock)");
+
+	ret = edu_open(&edu);
+	if (ret == -ENODEV) {
+		tap_skip_rest("no edu device (1234:11e8) on this machine");
+		return tap_finish();
+	}
+	opened = !ret;
+	ok = opened && !edu_check_alive(&edu) && !edu_enable_bus_master(&edu);
+	if (!tap_result(ok, "edu opened through vfio-pci, BAR0 mapped and alive"))
+		goto out;
+
+	vm = __vm_create(IRQCHIP_KERNEL);
+	ok = vm && !vm_add_memory(vm, EDU_BAR0_GPA, edu.bar0, edu.bar0_size) &&
+	     !vm_start_guest(vm, &params) &&
+	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
+	if (!tap_result(ok, "guest ready, IOAPIC pin %d level-triggered", TEST_GSI))
+		goto out;
+
+	trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ret = trigger < 0 || resample < 0 ? -errno :
+	      __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
+	irqfd = !ret;
+	if (irqfd)
+		ret = vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+				    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &trigger);
+	intx = irqfd && !ret;
+	if (intx)
+		ret = vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+				    VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, &resample);
+	if (ret)
+		tap_diag("KVM_IRQFD / VFIO_DEVICE_SET_IRQS: %s", strerror(-ret));
+	if (!tap_result(intx && !ret,
+			"edu INTx -> resampling KVM_IRQFD on GSI %d", TEST_GSI))
+		goto out;
+
+	r.edu = &edu;
+	sem_init(&r.go, 0, 0);
+	thread = !pthread_create(&tid, NULL, raiser_main, &r);
+	if (!tap_result(thread, "raiser thread started"))
+		goto out;
+
+	/* Phase 1: the default (Y with the kit). */
+	run_phase(vm, &edu, &r, iters, timeout, &vcpu_ph);
+	tap_result(phase_once(&vcpu_ph, iters),
+		   "%s: %d interrupts raised while the vCPU halts, each delivered once",
+		   vcpu_ph.name, iters);
+	if (!kit || vcpu_ph.by_vcpu < 0) {
+		tap_skip("stock modules or kvm_set_irq event off: threads not counted");
+	} else {
+		/*
+		 * Each interrupt asserts the pin once; a raise that found the
+		 * vCPU outside KVM_RUN or in guest mode falls back to the work
+		 * item, so only most (not all) are the vCPU's.
+		 */
+		tap_result(vcpu_ph.by_vcpu + vcpu_ph.by_other == vcpu_ph.raised &&
+			   vcpu_ph.by_vcpu * 2 > vcpu_ph.raised,
+			   "%s: pin asserted %lld times for %u interrupts, %lld by the vCPU thread",
+			   vcpu_ph.name, vcpu_ph.by_vcpu + vcpu_ph.by_other,
+			   vcpu_ph.raised, vcpu_ph.by_vcpu);
+	}
+
+	/* Phase 2: the work item, as stock. */
+	if (kit && !write_text_file(VCPU_INJECT, "N"))
+		tap_diag("cannot write %s", VCPU_INJECT);
+	run_phase(vm, &edu, &r, iters, timeout, &work_ph);
+	tap_result(phase_once(&work_ph, iters),
+		   "%s: %d interrupts raised while the vCPU halts, each delivered once",
+		   work_ph.name, iters);
+	if (!kit || work_ph.by_vcpu < 0)
+		tap_skip("stock modules or kvm_set_irq event off: threads not counted");
+	else
+		tap_result(work_ph.by_vcpu == 0 &&
+			   work_ph.by_other == work_ph.raised,
+			   "%s: pin asserted %lld times for %u interrupts, none by the vCPU thread",
+			   work_ph.name, work_ph.by_other, work_ph.raised);
+	if (kit)
+		write_text_file(VCPU_INJECT, "Y");
+
+	ret = guest_run_quiet(vm, QUIET_MS);
+	tap_result(ret == 0, "no extra delivery in a %d ms quiet window",
+		   QUIET_MS);
+
+out:
+	if (thread) {
+		__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+		sem_post(&r.go);
+		pthread_join(tid, NULL);
+	}
+	if (opened)
+		edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
+	if (intx)
+		vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
+			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	if (irqfd)
+		__vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	if (trigger >= 0)
+		close(trigger);
+	if (resample >= 0)
+		close(resample);
+	vm_destroy(vm);
+	edu_close(&edu);
+	return tap_finish();
+}
