@@ -140,7 +140,7 @@ static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
 	ph->signalled = irqs0 < 0 ? -1 :
 			proc_interrupts_count("vfio-intx(", edu->bdf) - irqs0;
 	count_pin_sets(gettid(), &ph->by_vcpu, &ph->by_other);
-	tap_diag("%s: raised=%u signalled=%lld delivered=%u pin set by the vCPU thread %lld, by others %lld",
+	tap_diag("%s: raised=%u signalled=%lld delivered=%u pin set by vCPU %lld, others %lld",
 		 ph->name, ph->raised, ph->signalled, ph->delivered,
 		 ph->by_vcpu, ph->by_other);
 	return ret;
