@@ -5,7 +5,10 @@
  * (Documentation/reliability.rst).  Before each interrupt one operation is
  * picked at random:
  *
- *   plain     nothing: the fast path injects (IOAPIC pin, inject work)
+ *   plain     nothing: the fast path injects (IOAPIC pin, inject work:
+ *             the vCPU thread is in userspace when the test raises)
+ *   halted    raised by a second thread while the vCPU halts in KVM_RUN:
+ *             the kit's vCPU thread sets the pin (irqfd_vcpu_inject)
  *   mask      VFIO mask, raise, VFIO unmask: vfio finds the interrupt
  *             pending at unmask and signals the trigger eventfd itself
  *   deassign  the irqfd is deassigned: vfio signals the eventfd, which the
@@ -34,6 +37,7 @@
 
 #include "kvm_util_lite.h"
 #include "prng.h"
+#include "raiser.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
@@ -42,13 +46,19 @@
 #define EDU_BAR0_GPA	0xe0000000u
 #define SIGNAL_MS	5000
 
-enum op { OP_PLAIN, OP_MASK, OP_DEASSIGN, OP_ROUTE, OP_TEARDOWN, NR_OPS };
-static const char *const op_name[NR_OPS] = {
-	"plain", "mask", "deassign", "route", "teardown",
+enum op {
+	OP_PLAIN, OP_HALTED, OP_MASK, OP_DEASSIGN, OP_ROUTE, OP_TEARDOWN,
+	NR_OPS
 };
+static const char *const op_name[NR_OPS] = {
+	"plain", "halted", "mask", "deassign", "route", "teardown",
+};
+/* The raiser's delay: the vCPU thread is back in KVM_RUN by then. */
+#define RAISE_DELAY_US	2000
 
 struct intx_rig {
 	struct edu_dev edu;
+	struct raiser raiser;
 	struct lite_vm *vm;
 	struct guest_params params;
 	int trigger, resample;
@@ -198,6 +208,11 @@ static int one_interrupt(struct intx_rig *r, enum op op)
 		edu_write(&r->edu, EDU_REG_IRQ_RAISE, 1);
 		expect_guest(r);
 		break;
+	case OP_HALTED:
+		r->raised++;
+		raiser_post(&r->raiser);
+		expect_guest(r);
+		break;
 	case OP_MASK:
 		ret = vfio_intx(r, VFIO_IRQ_SET_ACTION_MASK, NULL);
 		r->raised++;
@@ -277,7 +292,8 @@ int main(void)
 	     vfio_irq_count(r.edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX) == 1;
 	r.trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r.resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ok = ok && r.trigger >= 0 && r.resample >= 0 && !vm_up(&r);
+	ok = ok && r.trigger >= 0 && r.resample >= 0 && !vm_up(&r) &&
+	     !raiser_start(&r.raiser, &r.edu, RAISE_DELAY_US);
 	r.intx = ok && !vfio_intx(&r, VFIO_IRQ_SET_ACTION_TRIGGER, &r.trigger);
 	ok = r.intx && !vfio_intx(&r, VFIO_IRQ_SET_ACTION_UNMASK, &r.resample);
 	if (!tap_result(ok, "edu INTx -> resampling KVM_IRQFD on GSI %d, VM and guest ready",
@@ -287,15 +303,16 @@ int main(void)
 	for (i = 0; i < n && !deadline_passed(deadline); i++) {
 		/* Teardown 1 in 40: a new VM takes a while under TCG. */
 		u32 pick = prng_below(&p, 40);
-		enum op op = pick < 16 ? OP_PLAIN : pick < 24 ? OP_MASK :
+		enum op op = pick < 8 ? OP_PLAIN : pick < 16 ? OP_HALTED :
+			     pick < 24 ? OP_MASK :
 			     pick < 31 ? OP_DEASSIGN : pick < 39 ? OP_ROUTE :
 			     OP_TEARDOWN;
 
 		if (one_interrupt(&r, op) || r.lost)
 			break;
 	}
-	tap_diag("ops: plain=%u mask=%u deassign=%u route=%u teardown=%u",
-		 r.ops[OP_PLAIN], r.ops[OP_MASK], r.ops[OP_DEASSIGN],
+	tap_diag("ops: plain=%u halted=%u mask=%u deassign=%u route=%u teardown=%u",
+		 r.ops[OP_PLAIN], r.ops[OP_HALTED], r.ops[OP_MASK], r.ops[OP_DEASSIGN],
 		 r.ops[OP_ROUTE], r.ops[OP_TEARDOWN]);
 	tap_diag("raised=%u guest=%u signalled=%u absorbed=%u lost=%u extra=%u",
 		 r.raised, r.guest, r.signalled, r.absorbed, r.lost, r.extra);
@@ -304,8 +321,9 @@ int main(void)
 	tap_result(r.guest + r.signalled + r.absorbed == r.raised,
 		   "each counted once: %u by the guest, %u from the eventfd, %u absorbed by a destroyed VM",
 		   r.guest, r.signalled, r.absorbed);
-	tap_result(r.ops[OP_MASK] && r.ops[OP_DEASSIGN] && r.ops[OP_ROUTE],
-		   "mask, deassign and route operations all ran");
+	tap_result(r.ops[OP_HALTED] && r.ops[OP_MASK] && r.ops[OP_DEASSIGN] &&
+		   r.ops[OP_ROUTE],
+		   "halted, mask, deassign and route operations all ran");
 
 	/* Nothing late: no ISR run, no eventfd count in a quiet window. */
 	ret = r.vm ? guest_run_quiet(r.vm, 500) : -EIO;
@@ -322,6 +340,7 @@ int main(void)
 	tap_result(!ret, "INTx disabled and irqfd deassigned cleanly");
 
 out:
+	raiser_stop(&r.raiser);
 	if (r.intx)
 		vfio_set_irqs(r.edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);

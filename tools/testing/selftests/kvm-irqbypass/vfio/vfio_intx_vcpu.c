@@ -16,17 +16,15 @@
  * checked.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kvm_util_lite.h"
 #include "proc_util.h"
+#include "raiser.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
@@ -39,30 +37,6 @@
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define VCPU_INJECT	"/sys/module/kvm/parameters/irqfd_vcpu_inject"
-
-struct raiser {
-	struct edu_dev *edu;
-	sem_t go;
-	bool stop;
-	unsigned int raised;
-};
-
-/* Host thread: one raise per post, RAISE_DELAY_US after it. */
-static void *raiser_main(void *arg)
-{
-	struct raiser *r = arg;
-	struct timespec ts = { .tv_nsec = RAISE_DELAY_US * 1000L };
-
-	for (;;) {
-		while (sem_wait(&r->go) && errno == EINTR)
-			;
-		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
-			return NULL;
-		nanosleep(&ts, NULL);
-		edu_write(r->edu, EDU_REG_IRQ_RAISE, 1);
-		__atomic_add_fetch(&r->raised, 1, __ATOMIC_RELEASE);
-	}
-}
 
 /*
  * kvm_set_irq events raising TEST_GSI since the buffer was cleared: by
@@ -113,14 +87,14 @@ struct phase {
 static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
 		     struct raiser *r, int iters, int timeout, struct phase *ph)
 {
-	unsigned int start = guest_count(vm), raised0 = r->raised;
+	unsigned int start = guest_count(vm), raised0 = raiser_raised(r);
 	long long irqs0 = proc_interrupts_count("vfio-intx(", edu->bdf);
 	u32 value;
 	int i, ret = 0;
 
 	write_text_file(TRACEFS "/trace", "");
 	for (i = 1; i <= iters; i++) {
-		sem_post(&r->go);
+		raiser_post(r);
 		ret = guest_run_until(vm, GUEST_PORT_POST_EOI, &value, timeout);
 		if (ret) {
 			tap_diag("%s: raise %d: no interrupt within %d ms",
@@ -134,8 +108,7 @@ static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
 			break;
 		}
 	}
-	/* The raiser's last write is done once the guest has seen it. */
-	ph->raised = __atomic_load_n(&r->raised, __ATOMIC_ACQUIRE) - raised0;
+	ph->raised = raiser_raised(r) - raised0;
 	ph->delivered = guest_count(vm) - start;
 	ph->signalled = irqs0 < 0 ? -1 :
 			proc_interrupts_count("vfio-intx(", edu->bdf) - irqs0;
@@ -168,13 +141,12 @@ int main(void)
 	};
 	struct phase vcpu_ph = { .name = "irqfd_vcpu_inject=Y" };
 	struct phase work_ph = { .name = "irqfd_vcpu_inject=N" };
-	struct raiser r = { .stop = false };
+	struct raiser r = { .started = false };
 	s32 trigger = -1, resample = -1;
-	bool irqfd = false, intx = false, thread = false, opened = false;
+	bool irqfd = false, intx = false, opened = false;
 	bool kit;
 	struct lite_vm *vm = NULL;
 	struct edu_dev edu;
-	pthread_t tid;
 	char buf[8];
 	int ret;
 	bool ok;
@@ -220,10 +192,8 @@ int main(void)
 			"edu INTx -> resampling KVM_IRQFD on GSI %d", TEST_GSI))
 		goto out;
 
-	r.edu = &edu;
-	sem_init(&r.go, 0, 0);
-	thread = !pthread_create(&tid, NULL, raiser_main, &r);
-	if (!tap_result(thread, "raiser thread started"))
+	if (!tap_result(!raiser_start(&r, &edu, RAISE_DELAY_US),
+			"raiser thread started"))
 		goto out;
 
 	/* Phase 1: the default (Y with the kit). */
@@ -268,11 +238,7 @@ int main(void)
 		   QUIET_MS);
 
 out:
-	if (thread) {
-		__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
-		sem_post(&r.go);
-		pthread_join(tid, NULL);
-	}
+	raiser_stop(&r);
 	if (opened)
 		edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
 	if (intx)
