@@ -50,9 +50,11 @@ enum op {
 	OP_PLAIN, OP_HALTED, OP_MASK, OP_DEASSIGN, OP_ROUTE, OP_TEARDOWN,
 	NR_OPS
 };
+
 static const char *const op_name[NR_OPS] = {
 	"plain", "halted", "mask", "deassign", "route", "teardown",
 };
+
 /* The raiser's delay: the vCPU thread is back in KVM_RUN by then. */
 #define RAISE_DELAY_US	2000
 
