@@ -233,16 +233,17 @@ void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu)
 
 /*
  * Inject as irqfd_wakeup() does: an MSI route atomically, an irqchip pin
- * through the irqfd's inject work; fail for other routes, or where we
- * cannot tell without waiting.  Runs in the vector's hard-irq handler with interrupts off on
- * every kernel, so kvm_arch_set_irq_inatomic() may take raw locks only: on
+ * through a vCPU thread or the irqfd's inject work; fail for other routes,
+ * or where we cannot tell without waiting.  Runs in the vector's hard-irq
+ * handler with interrupts off on every kernel, so
+ * kvm_arch_set_irq_inatomic() may take raw locks only: on
  * an MSI route it does (APIC map under RCU, IRR bits, vCPU kick); other
  * route types are never passed to it (Xen event channels take an rwlock_t).
  * The irqfd stays alive: the manager hides the consumer and waits for the
  * vector's handler (synchronize_hardirq()) before irqfd_shutdown() frees it.
  *
- * Return: 0 if injected (MSI) or queued to the irqfd's inject work (irqchip
- * pin); -EBUSY if the route is being written or the irqfd is being
+ * Return: 0 if injected (MSI) or handed to a vCPU thread or the inject work
+ * (irqchip pin); -EBUSY if the route is being written or the irqfd is being
  * deassigned; -EWOULDBLOCK for other route types or if the injection would
  * block; -EINVAL if KVM found no atomic destination.
  */

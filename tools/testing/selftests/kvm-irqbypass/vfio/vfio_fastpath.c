@@ -14,7 +14,8 @@
  *   route-flip   a thread rewrites the GSI's MSI route (two encodings of
  *                the same destination and vector) while MSIs fly
  *   ioapic-route the GSI routed to an IOAPIC pin: not an MSI route, so the
- *                fast path queues the irqfd's inject work (no eventfd)
+ *                fast path leaves it to the vCPU thread or the irqfd's
+ *                inject work (no eventfd)
  *   deassign     a thread deassigns and reassigns the irqfd while MSIs fly
  *   vector       the MSI vector is disabled and re-enabled, its eventfd
  *                swapped for one without an irqfd and back
