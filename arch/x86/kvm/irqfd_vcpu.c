@@ -18,12 +18,15 @@
  * @entry: its routing entry (type 0 for a GSI with several routes: the
  *         PIC's and the IOAPIC's below 16, where the IOAPIC pin is the GSI)
  *
- * Hard irq, in kvm->irq_srcu; takes no lock.  The redirection entry is read
- * without the IOAPIC's lock, so the answer is a hint: a vCPU the guest just
- * moved the pin away from sets it all the same and kvm_set_irq() kicks the
- * new destination.  Anything not a single fixed destination (PIC,
- * lowest priority over several vCPUs, masked) goes to vCPU 0, which the
- * PIC's ExtINT goes to as well.
+ * Hard irq, in kvm->irq_srcu; takes no lock (the APIC map is read under
+ * rcu_read_lock()).  The redirection entry is read without the IOAPIC's
+ * lock, so the answer is a hint: a vCPU the guest just moved the pin away
+ * from sets it all the same and kvm_set_irq() kicks the new destination.
+ * Only the optimized APIC map is consulted, O(1) in the number of vCPUs:
+ * kvm_intr_is_single_vcpu()'s fallback walks every vCPU, too long for hard
+ * irq in a large VM.  Anything the map does not resolve to one vCPU (PIC,
+ * broadcast, a map KVM could not optimize, masked) goes to vCPU 0, which
+ * the PIC's ExtINT goes to as well.
  *
  * Return: the vCPU, or NULL if the VM has none.
  */
@@ -55,7 +58,7 @@ kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 	irq.trig_mode = e.fields.trig_mode;
 	irq.shorthand = APIC_DEST_NOSHORT;
 	irq.dest_id = e.fields.dest_id;
-	if (kvm_intr_is_single_vcpu(kvm, &irq, &vcpu))
+	if (kvm_intr_is_single_vcpu_fast(kvm, &irq, &vcpu))
 		return vcpu;
 	return kvm_get_vcpu(kvm, 0);
 }
