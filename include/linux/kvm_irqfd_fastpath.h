@@ -22,5 +22,6 @@ void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu);
 struct kvm_vcpu *
 kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 			const struct kvm_kernel_irq_routing_entry *entry);
+bool kvm_arch_irqfd_pin_posted(struct kvm_vcpu *vcpu);
 
 #endif /* __LINUX_KVM_IRQFD_FASTPATH_H */

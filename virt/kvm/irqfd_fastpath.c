@@ -125,11 +125,15 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 		vcpu = kvm_arch_irqfd_pin_vcpu(irqfd->kvm, irqfd->gsi, entry);
 	/*
 	 * Not in KVM_RUN: nobody would set it before userspace runs the vCPU
-	 * again (or saves the irqchip).  In guest mode: the work item costs it
-	 * no exit where posted interrupts deliver the vector.
+	 * again (or saves the irqchip).  In guest mode with posted interrupts:
+	 * the work item delivers the vector without an exit, the kick below
+	 * would cost one.  In guest mode without: kvm_set_irq() would kick it
+	 * out all the same, so the vCPU sets the pin and the kworker's two
+	 * context switches are saved.
 	 */
 	if (!vcpu || !READ_ONCE(vcpu->wants_to_run) ||
-	    READ_ONCE(vcpu->mode) == IN_GUEST_MODE)
+	    (READ_ONCE(vcpu->mode) == IN_GUEST_MODE &&
+	     kvm_arch_irqfd_pin_posted(vcpu)))
 		goto work;
 	if (test_and_set_bit(KVM_IRQFD_FP_PIN_PENDING, pending))
 		return;

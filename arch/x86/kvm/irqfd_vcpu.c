@@ -62,3 +62,19 @@ kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 		return vcpu;
 	return kvm_get_vcpu(kvm, 0);
 }
+
+/**
+ * kvm_arch_irqfd_pin_posted - whether a pin set elsewhere reaches @vcpu in
+ *                             guest mode without a VM exit
+ * @vcpu: the vCPU kvm_arch_irqfd_pin_vcpu() chose
+ *
+ * Hard irq, in kvm->irq_srcu; reads one flag.  With APICv or AVIC the
+ * IOAPIC's vector is posted to a running vCPU, so the work item costs the
+ * guest nothing; without, kvm_set_irq() kicks the vCPU out of guest mode
+ * anyway, and it may as well set the pin itself.  A hint too: the flag can
+ * change under us, which costs at most one exit or one work item.
+ */
+bool kvm_arch_irqfd_pin_posted(struct kvm_vcpu *vcpu)
+{
+	return kvm_vcpu_apicv_active(vcpu);
+}
