@@ -4,7 +4,6 @@
  * mapped into the guest, its interrupt wired to the guest as the scenario
  * says, and the counters read around the guest's raise loop.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -180,40 +179,6 @@ static int pin_thread(pthread_t t, int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return -pthread_setaffinity_np(t, sizeof(set), &set);
-}
-
-/*
- * Steer the host IRQ(s) of the edu's vfio interrupt to one CPU, so that
- * the path (same CPU as the vCPU thread or not) is the same in every run.
- */
-static void pin_host_irqs(const char *name, const char *bdf, int cpu)
-{
-	char line[4096], path[64], val[16];
-	FILE *f, *w;
-
-	if (cpu < 0)
-		return;
-	f = fopen("/proc/interrupts", "re");
-	if (!f)
-		return;
-	snprintf(val, sizeof(val), "%d\n", cpu);
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-
-		while (*p == ' ')
-			p++;
-		if (!isdigit((unsigned char)*p) || !strstr(line, name) ||
-		    !strstr(line, bdf))
-			continue;
-		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
-			 atoi(p));
-		w = fopen(path, "we");
-		if (!w || fputs(val, w) < 0 || fclose(w))
-			tap_diag("%s: cannot set to %d", path, cpu);
-		else
-			tap_diag("%s: %d", path, cpu);
-	}
-	fclose(f);
 }
 
 static void *io_thread(void *arg)
@@ -610,6 +575,8 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	c->g = (struct irqlat_guest *)(c->vm->ram + IRQLAT_GPA);
 	memset(c->g, 0, sizeof(*c->g));
 	c->g->flags = c->control ? IRQLAT_F_CONTROL : 0;
+	if (c->opts->spin)
+		c->g->flags |= IRQLAT_F_SPIN;
 	if (c->irq == IRQ_INTX && c->chip == CHIP_KERNEL) {
 		c->g->flags |= IRQLAT_F_IOAPIC | IRQLAT_F_LEVEL;
 		c->g->pin = INTX_GSI;
@@ -643,7 +610,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 			tap_diag("I/O thread: cannot pin to CPU %d",
 				 c->opts->io_cpu);
 	}
-	pin_host_irqs(vfio_irq, c->edu->bdf, c->opts->irq_cpu);
+	proc_irq_pin(vfio_irq, c->edu->bdf, c->opts->irq_cpu);
 
 	ret = vcpu_loop(c, GUEST_PORT_READY);
 	if (ret)

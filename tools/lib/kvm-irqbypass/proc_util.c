@@ -3,12 +3,15 @@
  * Whole-file access to procfs, sysfs and tracefs, and the scheduler's
  * context-switch counters; see proc_util.h.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "proc_util.h"
+#include "tap.h"
 
 bool read_text_file(const char *path, char *buf, size_t size)
 {
@@ -68,4 +71,38 @@ long long thread_ctxsw(void)
 			sum += v;
 	fclose(f);
 	return sum;
+}
+
+int proc_irq_pin(const char *name, const char *bdf, int cpu)
+{
+	char line[4096], path[64], val[16];
+	int pinned = 0;
+	FILE *f, *w;
+
+	if (cpu < 0)
+		return 0;
+	f = fopen("/proc/interrupts", "re");
+	if (!f)
+		return 0;
+	snprintf(val, sizeof(val), "%d\n", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		while (*p == ' ')
+			p++;
+		if (!isdigit((unsigned char)*p) || !strstr(line, name) ||
+		    !strstr(line, bdf))
+			continue;
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
+			 atoi(p));
+		w = fopen(path, "we");
+		if (!w || fputs(val, w) < 0 || fclose(w)) {
+			tap_diag("%s: cannot set to %d", path, cpu);
+		} else {
+			tap_diag("%s: %d", path, cpu);
+			pinned++;
+		}
+	}
+	fclose(f);
+	return pinned;
 }

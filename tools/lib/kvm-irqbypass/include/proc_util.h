@@ -14,4 +14,11 @@ long long proc_stat_ctxt(void);
 /* The calling thread's voluntary + involuntary context switches. */
 long long thread_ctxsw(void);
 
+/*
+ * Steer every host irq whose /proc/interrupts line names both @name and
+ * @bdf to @cpu (nothing if @cpu < 0); each result is a TAP diagnostic.
+ * Returns how many were steered.
+ */
+int proc_irq_pin(const char *name, const char *bdf, int cpu);
+
 #endif /* KVM_IRQBYPASS_PROC_UTIL_H */
