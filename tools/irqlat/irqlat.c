@@ -453,6 +453,8 @@ static void print_usage(FILE *f)
 		"  --modules LABEL    modules column (default: kit if kvm is out of tree)\n"
 		"  --device BDF       the edu's PCI address (default: the first edu)\n"
 		"  --no-control       skip the control run (no ctxsw_per_irq)\n"
+		"  --guest MODE       halt (default): the guest waits for each interrupt\n"
+		"                     in HLT; spin: busy, its vCPU in guest mode\n"
 		"  --cpu C            pin the vCPU thread (default: the last CPU)\n"
 		"  --irq-cpu C        the device's host IRQ affinity (default: --cpu)\n"
 		"  --io-cpu C         the I/O thread (default: another CPU)\n"
@@ -479,6 +481,7 @@ int main(int argc, char **argv)
 		{ "modules", required_argument, NULL, 'm' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "no-control", no_argument, NULL, 'N' },
+		{ "guest", required_argument, NULL, 'g' },
 		{ "cpu", required_argument, NULL, 'P' },
 		{ "irq-cpu", required_argument, NULL, 'I' },
 		{ "io-cpu", required_argument, NULL, 'O' },
@@ -563,6 +566,14 @@ int main(int argc, char **argv)
 		case 'N':
 			opts.control = false;
 			break;
+		case 'g':
+			if (strcmp(optarg, "halt") && strcmp(optarg, "spin")) {
+				fprintf(stderr, "irqlat: --guest takes halt or spin, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			opts.spin = optarg[0] == 's';
+			break;
 		case 'P':
 		case 'I':
 		case 'O':
@@ -600,6 +611,8 @@ int main(int argc, char **argv)
 
 	if (out.csv && header)
 		fprintf(out.csv, "%s\n", CSV_HEADER);
+	if (out.text && opts.spin)
+		fprintf(out.text, "guest: spins for each interrupt, no HLT (--guest spin)\n");
 	if (out.text)
 		print_text_header(out.text);
 	if (out.json)

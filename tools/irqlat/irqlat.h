@@ -38,6 +38,7 @@ struct irqlat_opts {
 	unsigned int stall_ms;	/* no progress this long: stop, count lost */
 	unsigned int quiet_ms;	/* after the last ISR, watch for extras */
 	bool control;		/* run the control loop as well */
+	bool spin;		/* the guest spins for its ISR instead of HLT */
 	bool verbose;
 	/* Host CPUs: -1 leaves the scheduler (or the kernel) to choose. */
 	int vcpu_cpu;		/* the vCPU thread */

@@ -149,8 +149,14 @@ irqlat_entry:
 	testl	$IRQLAT_F_CONTROL, IL_FLAGS
 	jz	.Lirqlat_wait
 	int	$IRQLAT_VECTOR
-	/* Sleep until the ISR has run; STI's shadow covers the HLT. */
+	/*
+	 * Sleep until the ISR has run; STI's shadow covers the HLT.  Or
+	 * spin (interrupts on, no PAUSE): a guest busy when its interrupt
+	 * comes, whose vCPU is in guest mode.
+	 */
 .Lirqlat_wait:
+	testl	$IRQLAT_F_SPIN, IL_FLAGS
+	jnz	.Lirqlat_spin
 	cli
 	cmpl	$0, IL_PENDING
 	je	1f
@@ -158,6 +164,10 @@ irqlat_entry:
 	hlt
 	jmp	.Lirqlat_wait
 1:	sti
+	jmp	.Lirqlat_next
+.Lirqlat_spin:
+	cmpl	$0, IL_PENDING
+	jne	.Lirqlat_spin
 	jmp	.Lirqlat_next
 
 .Lirqlat_done:

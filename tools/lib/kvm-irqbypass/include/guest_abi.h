@@ -101,6 +101,7 @@
 #define IRQLAT_F_IOAPIC		0x1	/* program the in-kernel IOAPIC pin */
 #define IRQLAT_F_LEVEL		0x2	/* ... level-triggered */
 #define IRQLAT_F_CONTROL	0x4	/* no interrupt: INT $IRQLAT_VECTOR */
+#define IRQLAT_F_SPIN		0x8	/* wait for the ISR spinning, not in HLT */
 
 /* Byte offsets in struct irqlat_guest, for the assembly. */
 #define IL_FLAGS		(IRQLAT_GPA + 0x00)
