@@ -6,6 +6,7 @@
 #include <semaphore.h>
 #include <stdbool.h>
 
+#include "kvm_util_lite.h"
 #include "vfio_util_lite.h"
 
 /*
@@ -27,5 +28,13 @@ int raiser_start(struct raiser *r, struct edu_dev *edu, unsigned int delay_us);
 void raiser_post(struct raiser *r);
 unsigned int raiser_raised(struct raiser *r);
 void raiser_stop(struct raiser *r);
+
+/*
+ * The guest the raised INTx goes to: IOAPIC @pin level-triggered on
+ * TEST_LEVEL_VECTOR; its ISR acks the edu through BAR0 mapped at
+ * @bar0_gpa, EOIs and exits to GUEST_PORT_POST_EOI, until the VM is
+ * destroyed.  @extra_flags: GUEST_F_SPIN for a vCPU that stays in the guest.
+ */
+struct guest_params raiser_intx_guest(u32 pin, u32 bar0_gpa, u32 extra_flags);
 
 #endif /* KVM_IRQBYPASS_RAISER_H */

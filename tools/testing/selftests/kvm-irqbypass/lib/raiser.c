@@ -55,3 +55,18 @@ void raiser_stop(struct raiser *r)
 	pthread_join(r->thread, NULL);
 	r->started = false;
 }
+
+struct guest_params raiser_intx_guest(u32 pin, u32 bar0_gpa, u32 extra_flags)
+{
+	struct guest_params params = {
+		.flags = GUEST_F_IOAPIC | GUEST_F_LEVEL | extra_flags,
+		.vector = TEST_LEVEL_VECTOR,
+		.ioapic_pin = pin,
+		.ack_addr = bar0_gpa + EDU_REG_IRQ_ACK,
+		.ack_value = 1,
+		.post_eoi_port = GUEST_PORT_POST_EOI,
+		.target = ~0u,
+	};
+
+	return params;
+}

@@ -264,15 +264,7 @@ int main(void)
 	long long deadline = now_us() +
 		env_long("KVM_IRQBYPASS_SECONDS", 120, 1) * 1000000LL;
 	struct intx_rig r = {
-		.params = {
-			.flags = GUEST_F_IOAPIC | GUEST_F_LEVEL,
-			.vector = TEST_LEVEL_VECTOR,
-			.ioapic_pin = TEST_GSI,
-			.ack_addr = EDU_BAR0_GPA + EDU_REG_IRQ_ACK,
-			.ack_value = 1,
-			.post_eoi_port = GUEST_PORT_POST_EOI,
-			.target = ~0u,
-		},
+		.params = raiser_intx_guest(TEST_GSI, EDU_BAR0_GPA, 0),
 		.trigger = -1, .resample = -1,
 		.timeout = test_timeout_ms(),
 	};

@@ -10,12 +10,18 @@
  * sets the pin (virt/kvm/irqfd_fastpath.c); with =N the irqfd's work item
  * does, as in stock.  The kvm_set_irq trace event (on in make check's
  * testbed) names the thread by its pid: it is counted for each phase.
- * Every interrupt must be raised, signalled on the host line, asserted on
- * the pin and delivered to the guest exactly once in both phases.  With
- * stock modules the phases cannot be told apart and only delivery is
- * checked.
+ * A third phase moves the irqfd to a second VM whose vCPU spins in the
+ * guest, the vCPU thread on the last CPU and the host irq and the raiser
+ * on CPU 0, so that the interrupt finds the vCPU in guest mode: without
+ * APICv/AVIC (the QEMU testbed) the vCPU thread sets the pin there too,
+ * since kvm_set_irq() would kick it out of guest mode anyway; with them
+ * the work item posts the vector and the thread count is not checked.  Every interrupt must be raised, signalled on the host
+ * line, asserted on the pin and delivered to the guest exactly once in
+ * each phase.  With stock modules the phases cannot be told apart and
+ * only delivery is checked.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +32,10 @@
 #include "proc_util.h"
 #include "raiser.h"
 #include "tap.h"
+#include "vcpu_stats.h"
 #include "vfio_util_lite.h"
 
-#define NR_TESTS	9
+#define NR_TESTS	12
 #define TEST_GSI	5
 #define EDU_BAR0_GPA	0xe0000000u
 #define QUIET_MS	1000
@@ -80,12 +87,26 @@ static void count_pin_sets(int tid, long long *mine, long long *other)
 
 struct phase {
 	const char *name;
+	const char *vcpu_state;	/* what the vCPU does when raised: "halts" */
 	unsigned int raised, delivered;
 	long long signalled, by_vcpu, by_other;
 };
 
-static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
-		     struct raiser *r, int iters, int timeout, struct phase *ph)
+static bool phase_once(const struct phase *ph, int iters)
+{
+	return ph->raised == (unsigned int)iters &&
+	       ph->delivered == ph->raised &&
+	       (ph->signalled < 0 || ph->signalled >= ph->raised);
+}
+
+/*
+ * Run a phase and report its delivery.  True when the threads that set
+ * the pin can be checked next (kit modules, kvm_set_irq event on); if not,
+ * that check is reported skipped here.
+ */
+static bool run_phase(struct lite_vm *vm, struct edu_dev *edu,
+		      struct raiser *r, int iters, int timeout, bool kit,
+		      struct phase *ph)
 {
 	unsigned int start = guest_count(vm), raised0 = raiser_raised(r);
 	long long irqs0 = proc_interrupts_count("vfio-intx(", edu->bdf);
@@ -116,36 +137,92 @@ static int run_phase(struct lite_vm *vm, struct edu_dev *edu,
 	tap_diag("%s: raised=%u signalled=%lld delivered=%u pin set by vCPU %lld, others %lld",
 		 ph->name, ph->raised, ph->signalled, ph->delivered,
 		 ph->by_vcpu, ph->by_other);
-	return ret;
+	tap_result(!ret && phase_once(ph, iters),
+		   "%s: %d interrupts raised while the vCPU %s, each delivered once",
+		   ph->name, iters, ph->vcpu_state);
+	if (kit && ph->by_vcpu >= 0)
+		return true;
+	tap_skip("stock modules or kvm_set_irq event off: threads not counted");
+	return false;
 }
 
-static bool phase_once(const struct phase *ph, int iters)
+/* The guest's posted-interrupt hardware is on: kvm_intel APICv or kvm_amd AVIC. */
+static bool apicv_on(void)
 {
-	return ph->raised == (unsigned int)iters &&
-	       ph->delivered == ph->raised &&
-	       (ph->signalled < 0 || ph->signalled >= ph->raised);
+	char buf[8];
+
+	return kvm_intel_apicv() ||
+	       (read_text_file("/sys/module/kvm_amd/parameters/avic", buf,
+			       sizeof(buf)) && (buf[0] == 'Y' || buf[0] == '1'));
+}
+
+/*
+ * The vCPU thread (the caller) on the last CPU, the raiser and the edu's
+ * host irq on CPU 0.  False with one CPU or when an affinity cannot be set.
+ */
+static bool vcpu_apart(struct raiser *r, const char *bdf)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (ncpus < 2)
+		return false;
+	CPU_ZERO(&set);
+	CPU_SET(ncpus - 1, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return false;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (pthread_setaffinity_np(r->thread, sizeof(set), &set))
+		return false;
+	return proc_irq_pin("vfio-intx(", bdf, 0) > 0;
+}
+
+/* A guest waiting for the edu's INTx on TEST_GSI, halted or spinning. */
+static struct lite_vm *intx_guest(struct edu_dev *edu, u32 extra_flags,
+				  int timeout)
+{
+	struct guest_params params = raiser_intx_guest(TEST_GSI, EDU_BAR0_GPA,
+						       extra_flags);
+	struct lite_vm *vm = __vm_create(IRQCHIP_KERNEL);
+
+	if (vm && !vm_add_memory(vm, EDU_BAR0_GPA, edu->bar0, edu->bar0_size) &&
+	    !vm_start_guest(vm, &params) &&
+	    !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout))
+		return vm;
+	vm_destroy(vm);
+	return NULL;
+}
+
+/* Thread counts of a phase: most by the vCPU thread with the kit's path. */
+static void check_vcpu_sets(const struct phase *ph)
+{
+	/*
+	 * Each interrupt asserts the pin once; a raise that found the vCPU
+	 * outside KVM_RUN (or in guest mode with posted interrupts) falls
+	 * back to the work item, so only most (not all) are the vCPU's.
+	 */
+	tap_result(ph->by_vcpu + ph->by_other == ph->raised &&
+		   ph->by_vcpu * 2 > ph->raised,
+		   "%s: pin asserted %lld times for %u interrupts, %lld by the vCPU thread",
+		   ph->name, ph->by_vcpu + ph->by_other, ph->raised, ph->by_vcpu);
 }
 
 int main(void)
 {
 	int iters = test_iterations(200);
 	int timeout = test_timeout_ms();
-	struct guest_params params = {
-		.flags = GUEST_F_IOAPIC | GUEST_F_LEVEL,
-		.vector = TEST_LEVEL_VECTOR,
-		.ioapic_pin = TEST_GSI,
-		.ack_addr = EDU_BAR0_GPA + EDU_REG_IRQ_ACK,
-		.ack_value = 1,
-		.post_eoi_port = GUEST_PORT_POST_EOI,
-		.target = ~0u,
-	};
-	struct phase vcpu_ph = { .name = "irqfd_vcpu_inject=Y" };
-	struct phase work_ph = { .name = "irqfd_vcpu_inject=N" };
+	struct phase vcpu_ph = { .name = "irqfd_vcpu_inject=Y",
+				 .vcpu_state = "halts" };
+	struct phase work_ph = { .name = "irqfd_vcpu_inject=N",
+				 .vcpu_state = "halts" };
+	struct phase spin_ph = { .name = "irqfd_vcpu_inject=Y, spinning vCPU",
+				 .vcpu_state = "runs" };
 	struct raiser r = { .started = false };
 	s32 trigger = -1, resample = -1;
 	bool irqfd = false, intx = false, opened = false;
-	bool kit;
-	struct lite_vm *vm = NULL;
+	bool kit, apart;
+	struct lite_vm *vm = NULL, *spin_vm = NULL;
 	struct edu_dev edu;
 	char buf[8];
 	int ret;
@@ -167,11 +244,8 @@ int main(void)
 	if (!tap_result(ok, "edu opened through vfio-pci, BAR0 mapped and alive"))
 		goto out;
 
-	vm = __vm_create(IRQCHIP_KERNEL);
-	ok = vm && !vm_add_memory(vm, EDU_BAR0_GPA, edu.bar0, edu.bar0_size) &&
-	     !vm_start_guest(vm, &params) &&
-	     !guest_run_until(vm, GUEST_PORT_READY, NULL, timeout);
-	if (!tap_result(ok, "guest ready, IOAPIC pin %d level-triggered", TEST_GSI))
+	vm = intx_guest(&edu, 0, timeout);
+	if (!tap_result(!!vm, "guest ready, IOAPIC pin %d level-triggered", TEST_GSI))
 		goto out;
 
 	trigger = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -197,35 +271,13 @@ int main(void)
 		goto out;
 
 	/* Phase 1: the default (Y with the kit). */
-	run_phase(vm, &edu, &r, iters, timeout, &vcpu_ph);
-	tap_result(phase_once(&vcpu_ph, iters),
-		   "%s: %d interrupts raised while the vCPU halts, each delivered once",
-		   vcpu_ph.name, iters);
-	if (!kit || vcpu_ph.by_vcpu < 0) {
-		tap_skip("stock modules or kvm_set_irq event off: threads not counted");
-	} else {
-		/*
-		 * Each interrupt asserts the pin once; a raise that found the
-		 * vCPU outside KVM_RUN or in guest mode falls back to the work
-		 * item, so only most (not all) are the vCPU's.
-		 */
-		tap_result(vcpu_ph.by_vcpu + vcpu_ph.by_other == vcpu_ph.raised &&
-			   vcpu_ph.by_vcpu * 2 > vcpu_ph.raised,
-			   "%s: pin asserted %lld times for %u interrupts, %lld by the vCPU thread",
-			   vcpu_ph.name, vcpu_ph.by_vcpu + vcpu_ph.by_other,
-			   vcpu_ph.raised, vcpu_ph.by_vcpu);
-	}
+	if (run_phase(vm, &edu, &r, iters, timeout, kit, &vcpu_ph))
+		check_vcpu_sets(&vcpu_ph);
 
 	/* Phase 2: the work item, as stock. */
 	if (kit && !write_text_file(VCPU_INJECT, "N"))
 		tap_diag("cannot write %s", VCPU_INJECT);
-	run_phase(vm, &edu, &r, iters, timeout, &work_ph);
-	tap_result(phase_once(&work_ph, iters),
-		   "%s: %d interrupts raised while the vCPU halts, each delivered once",
-		   work_ph.name, iters);
-	if (!kit || work_ph.by_vcpu < 0)
-		tap_skip("stock modules or kvm_set_irq event off: threads not counted");
-	else
+	if (run_phase(vm, &edu, &r, iters, timeout, kit, &work_ph))
 		tap_result(work_ph.by_vcpu == 0 &&
 			   work_ph.by_other == work_ph.raised,
 			   "%s: pin asserted %lld times for %u interrupts, none by the vCPU thread",
@@ -237,6 +289,27 @@ int main(void)
 	tap_result(ret == 0, "no extra delivery in a %d ms quiet window",
 		   QUIET_MS);
 
+	/* Phase 3: the same line into a second VM whose vCPU spins. */
+	__vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	irqfd = false;
+	spin_vm = intx_guest(&edu, GUEST_F_SPIN, timeout);
+	ret = spin_vm ? __vm_irqfd(spin_vm, trigger, TEST_GSI,
+				   KVM_IRQFD_FLAG_RESAMPLE, resample) : -ENOMEM;
+	irqfd = !ret;
+	if (ret)
+		tap_diag("second VM or its KVM_IRQFD: %s", strerror(-ret));
+	if (!tap_result(irqfd, "second VM, vCPU spinning in the guest, irqfd moved to it"))
+		goto out;
+	apart = vcpu_apart(&r, edu.bdf);
+	if (!run_phase(spin_vm, &edu, &r, iters, timeout, kit, &spin_ph))
+		;	/* reported skipped */
+	else if (!apart)
+		tap_skip("one CPU, or affinity not settable: the vCPU may not be in guest mode");
+	else if (apicv_on())
+		tap_skip("APICv/AVIC on: the work item posts the vector, threads not counted");
+	else
+		check_vcpu_sets(&spin_ph);
+
 out:
 	raiser_stop(&r);
 	if (opened)
@@ -245,11 +318,13 @@ out:
 		vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	if (irqfd)
-		__vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+		__vm_irqfd(spin_vm ?: vm, trigger, TEST_GSI,
+			   KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (trigger >= 0)
 		close(trigger);
 	if (resample >= 0)
 		close(resample);
+	vm_destroy(spin_vm);
 	vm_destroy(vm);
 	edu_close(&edu);
 	return tap_finish();
