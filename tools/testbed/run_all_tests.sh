@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# What `make check` runs inside the testbed: the module checks, the in-kernel
-# test modules (TAP in the kernel log) and the userspace selftests.  Each
-# suite's TAP is passed through under a "# ===== suite" header.
+# What `make check` runs inside the testbed: the module checks, bad input to
+# the module parameters, the in-kernel test modules (TAP in the kernel log)
+# and the userspace selftests.  Each suite's TAP is passed through under a
+# "# ===== suite" header.
 # $1: directory holding the built selftests; $2 (optional): --all adds the
 # reliability campaign (make check-debug, KIT_CAMPAIGN=1 make check).
 set -u
@@ -14,6 +15,8 @@ here=$(dirname "$(readlink -f "$0")")
 
 echo "# ===== module_checks"
 bash "$here/module_checks.sh" || rc=1
+echo "# ===== module_params"
+bash "$here/module_params.sh" || rc=1
 
 # In-kernel tests: loading runs them; they print TAP to the kernel log and
 # fail their init when a test fails.
