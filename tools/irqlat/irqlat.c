@@ -455,6 +455,7 @@ static void print_usage(FILE *f)
 		"  --no-control       skip the control run (no ctxsw_per_irq)\n"
 		"  --guest MODE       halt (default): the guest waits for each interrupt\n"
 		"                     in HLT; spin: busy, its vCPU in guest mode\n"
+		"  --extra-irqfds N   N idle irqfds (GSI 10) in each VM (default 0, max 65536)\n"
 		"  --cpu C            pin the vCPU thread (default: the last CPU)\n"
 		"  --irq-cpu C        the device's host IRQ affinity (default: --cpu)\n"
 		"  --io-cpu C         the I/O thread (default: another CPU)\n"
@@ -482,6 +483,7 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "no-control", no_argument, NULL, 'N' },
 		{ "guest", required_argument, NULL, 'g' },
+		{ "extra-irqfds", required_argument, NULL, 'x' },
 		{ "cpu", required_argument, NULL, 'P' },
 		{ "irq-cpu", required_argument, NULL, 'I' },
 		{ "io-cpu", required_argument, NULL, 'O' },
@@ -519,13 +521,17 @@ int main(int argc, char **argv)
 		case 'n':
 		case 's':
 		case 'q':
+		case 'x':
 			v = strtoul(optarg, &end, 0);
-			if (*end || (opt == 'n' && (v < 1 || v > IRQLAT_MAX_SAMPLES)) ||
-			    v > 3600000) {
+			if (*end || !*optarg || optarg[0] == '-' ||
+			    (opt == 'n' && (v < 1 || v > IRQLAT_MAX_SAMPLES)) ||
+			    (opt == 'x' && v > 65536) || v > 3600000) {
 				fprintf(stderr, "irqlat: bad number '%s'\n", optarg);
 				return 2;
 			}
-			if (opt == 'n')
+			if (opt == 'x')
+				opts.extra_irqfds = v;
+			else if (opt == 'n')
 				opts.n = v;
 			else if (opt == 's')
 				opts.stall_ms = v ? v : 1;
@@ -613,6 +619,9 @@ int main(int argc, char **argv)
 		fprintf(out.csv, "%s\n", CSV_HEADER);
 	if (out.text && opts.spin)
 		fprintf(out.text, "guest: spins for each interrupt, no HLT (--guest spin)\n");
+	if (out.text && opts.extra_irqfds)
+		fprintf(out.text, "each VM has %u more irqfds, idle (--extra-irqfds)\n",
+			opts.extra_irqfds);
 	if (out.text)
 		print_text_header(out.text);
 	if (out.json)

@@ -39,6 +39,7 @@ struct irqlat_opts {
 	unsigned int quiet_ms;	/* after the last ISR, watch for extras */
 	bool control;		/* run the control loop as well */
 	bool spin;		/* the guest spins for its ISR instead of HLT */
+	unsigned int extra_irqfds;	/* idle irqfds added to each VM */
 	bool verbose;
 	/* Host CPUs: -1 leaves the scheduler (or the kernel) to choose. */
 	int vcpu_cpu;		/* the vCPU thread */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,10 @@ struct run_ctx {
 	pthread_t io_tid;
 	long long io_reads;	/* eventfd counts read */
 	long long io_inject_err;
+
+	/* --extra-irqfds: idle irqfds on EXTRA_GSI, their eventfds */
+	int *extra_fds;
+	unsigned int nr_extra;
 
 	/* vCPU statistics (KVM_GET_STATS_FD) */
 	int stats_fd;
@@ -253,6 +258,59 @@ static int irqfd(struct run_ctx *c, bool resample)
 	c->irqfd = true;
 	c->irqfd_resample = resample;
 	return 0;
+}
+
+/*
+ * --extra-irqfds: N irqfds that nothing signals, on an IOAPIC pin no
+ * scenario uses, so that a VM has as many irqfds as a large guest; what
+ * KVM does per irqfd on the interrupt's path shows in the latency.  The
+ * eventfds stay open: closing one would deassign its irqfd (EPOLLHUP).
+ */
+#define EXTRA_GSI	10
+
+static int extra_irqfds(struct run_ctx *c)
+{
+	unsigned int n = c->opts->extra_irqfds;
+	struct rlimit rl;
+	int ret;
+
+	if (!n)
+		return 0;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < n + 256) {
+		rl.rlim_cur = n + 256;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	c->extra_fds = calloc(n, sizeof(*c->extra_fds));
+	if (!c->extra_fds)
+		return -ENOMEM;
+	for (c->nr_extra = 0; c->nr_extra < n; c->nr_extra++) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0) {
+			ret = -errno;
+			goto err;
+		}
+		ret = __vm_irqfd(c->vm, fd, EXTRA_GSI, 0, 0);
+		if (ret) {
+			close(fd);
+			goto err;
+		}
+		c->extra_fds[c->nr_extra] = fd;
+	}
+	return 0;
+err:
+	tap_diag("extra irqfd %u of %u: %s", c->nr_extra + 1, n, strerror(-ret));
+	return ret;
+}
+
+static void extra_irqfds_close(struct run_ctx *c)
+{
+	while (c->nr_extra)
+		close(c->extra_fds[--c->nr_extra]);
+	free(c->extra_fds);
+	c->extra_fds = NULL;
 }
 
 /* Connect the edu's interrupt to the guest the way the scenario says. */
@@ -592,7 +650,9 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	tsc_khz = ioctl(c->vm->vcpu[0].fd, KVM_GET_TSC_KHZ, 0);
 	res->tsc_khz = tsc_khz > 0 ? tsc_khz : 0;
 
-	ret = wire(c);
+	ret = extra_irqfds(c);
+	if (!ret)
+		ret = wire(c);
 	if (ret)
 		goto out;
 	if (c->io) {
@@ -699,6 +759,7 @@ out:
 	/* Drop the memslot over the BAR before anyone unmaps the BAR. */
 	vm_destroy(c->vm);
 	c->vm = NULL;
+	extra_irqfds_close(c);
 	return ret;
 }
 
