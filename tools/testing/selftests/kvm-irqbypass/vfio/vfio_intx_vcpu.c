@@ -15,10 +15,11 @@
  * on CPU 0, so that the interrupt finds the vCPU in guest mode: without
  * APICv/AVIC (the QEMU testbed) the vCPU thread sets the pin there too,
  * since kvm_set_irq() would kick it out of guest mode anyway; with them
- * the work item posts the vector and the thread count is not checked.  Every interrupt must be raised, signalled on the host
- * line, asserted on the pin and delivered to the guest exactly once in
- * each phase.  With stock modules the phases cannot be told apart and
- * only delivery is checked.
+ * the work item posts the vector and the thread count is not checked.
+ * Every interrupt must be raised, signalled on the host line, asserted on
+ * the pin and delivered to the guest exactly once in each phase.  With
+ * stock modules the phases cannot be told apart and only delivery is
+ * checked.
  */
 #include <errno.h>
 #include <sched.h>
