@@ -5,10 +5,12 @@
  * PREEMPT_RT.  Whenever that cannot be done without waiting the handler
  * fails and the producer signals the eventfd as stock does.
  *
- * The consumer is registered even without kvm_arch_has_irq_bypass(); the
- * arch callbacks are then skipped, so irqfd->producer stays NULL and routing
- * updates skip the arch update as in stock.  kvm_arch_has_irq_bypass()
- * cannot change while an irqfd exists (the VM pins the vendor module).
+ * The consumer is registered even without kvm_arch_has_irq_bypass(), then
+ * as a fast-only consumer: no add/del/stop/start callbacks (pairing runs no
+ * callback; stock KVM registers nothing there), so irqfd->producer stays
+ * NULL and routing updates skip the arch update as in stock.
+ * kvm_arch_has_irq_bypass() cannot change while an irqfd exists (the VM
+ * pins the vendor module), so it is read once, at registration.
  */
 
 #include <linux/irqbypass.h>
@@ -36,36 +38,6 @@ MODULE_PARM_DESC(irqfd_vcpu_inject,
 /* irqfd->fastpath_pending: the pin waits for a vCPU thread to set it. */
 #define KVM_IRQFD_FP_PIN_PENDING	0
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
-
-/* Consumer callbacks, called under the irqbypass manager's mutex. */
-static int kvm_irqfd_fp_add_producer(struct irq_bypass_consumer *cons,
-				     struct irq_bypass_producer *prod)
-{
-	might_sleep();
-	if (!kvm_arch_has_irq_bypass())
-		return 0;
-	return kvm_arch_irq_bypass_add_producer(cons, prod);
-}
-
-static void kvm_irqfd_fp_del_producer(struct irq_bypass_consumer *cons,
-				      struct irq_bypass_producer *prod)
-{
-	might_sleep();
-	if (kvm_arch_has_irq_bypass())
-		kvm_arch_irq_bypass_del_producer(cons, prod);
-}
-
-static void kvm_irqfd_fp_stop(struct irq_bypass_consumer *cons)
-{
-	if (kvm_arch_has_irq_bypass())
-		kvm_arch_irq_bypass_stop(cons);
-}
-
-static void kvm_irqfd_fp_start(struct irq_bypass_consumer *cons)
-{
-	if (kvm_arch_has_irq_bypass())
-		kvm_arch_irq_bypass_start(cons);
-}
 
 /*
  * Copy the irqfd's routing entry without waiting.  irqfd_update() writes it
@@ -328,6 +300,8 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 /*
  * Replaces stock KVM's registration in kvm_irqfd_assign() for a new irqfd on
  * kvm->irqfds.items; with irqfd_fastpath=0 it does exactly what stock does.
+ * The irqfd is zeroed: without kvm_arch_has_irq_bypass() the callbacks stay
+ * NULL (a fast-only consumer).
  * A failure leaves the irqfd working without bypass, as in stock, and
  * irqfd_shutdown() unregisters unconditionally (a no-op then).  The caller
  * holds kvm->irq_srcu, which the manager's mutex does not wait for.
@@ -337,21 +311,15 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 	struct irq_bypass_consumer *cons = &irqfd->consumer;
 	int ret;
 
-	might_sleep();
 	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&irqfd->kvm->irq_srcu),
 			 "irqfd consumer registered outside kvm->irq_srcu");
-	if (!irqfd_fastpath) {
-		if (!kvm_arch_has_irq_bypass())
-			return;
+	if (kvm_arch_has_irq_bypass()) {
 		cons->add_producer = kvm_arch_irq_bypass_add_producer;
 		cons->del_producer = kvm_arch_irq_bypass_del_producer;
 		cons->stop = kvm_arch_irq_bypass_stop;
 		cons->start = kvm_arch_irq_bypass_start;
-	} else {
-		cons->add_producer = kvm_irqfd_fp_add_producer;
-		cons->del_producer = kvm_irqfd_fp_del_producer;
-		cons->stop = kvm_irqfd_fp_stop;
-		cons->start = kvm_irqfd_fp_start;
+	} else if (!irqfd_fastpath) {
+		return;
 	}
 	cons->token = irqfd->eventfd;
 

@@ -460,7 +460,7 @@ static struct irqbp_entry *irqbp_get_entry(void *token)
 	struct irq_bypass_consumer *lone;
 	struct irqbp_entry *e;
 
-	might_sleep();
+	lockdep_assert_held(&irqbp_lock);
 	e = irqbp_lookup(token);
 	if (e)
 		return e;
@@ -552,7 +552,7 @@ static int irqbp_connect(struct irq_bypass_producer *prod,
 
 	if (prod->add_consumer)
 		ret = prod->add_consumer(prod, cons);
-	if (!ret) {
+	if (!ret && cons->add_producer) {
 		ret = cons->add_producer(cons, prod);
 		if (ret && prod->del_consumer)
 			prod->del_consumer(prod, cons);
@@ -580,7 +580,8 @@ static void irqbp_disconnect(struct irq_bypass_producer *prod,
 	if (cons->stop)
 		cons->stop(cons);
 
-	cons->del_producer(cons, prod);
+	if (cons->del_producer)
+		cons->del_producer(cons, prod);
 	if (prod->del_consumer)
 		prod->del_consumer(prod, cons);
 
@@ -627,8 +628,6 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 
 	if (!producer->token)
 		return -EINVAL;
-
-	might_sleep();
 
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
@@ -770,8 +769,6 @@ void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 {
 	struct irqbp_entry *e;
 
-	might_sleep();
-
 	mutex_lock(&irqbp_lock);
 
 	e = irqbp_find_prod(producer);
@@ -833,10 +830,9 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 	int ret, slot;
 
 	if (!consumer->token ||
-	    !consumer->add_producer || !consumer->del_producer)
+	    !consumer->add_producer != !consumer->del_producer ||
+	    (!handler && !consumer->add_producer))
 		return -EINVAL;
-
-	might_sleep();
 
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
@@ -932,11 +928,16 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_consumer);
  * @handler: its fast handler, as irq_bypass_set_consumer_handler() sets it
  *
  * irq_bypass_register_consumer() and irq_bypass_set_consumer_handler() in
- * one step under one lock (KVM registers every irqfd this way).
+ * one step under one lock (KVM registers every irqfd this way).  Unlike
+ * there, @add_producer and @del_producer may both be NULL: a fast-only
+ * consumer, paired for @handler alone, so that pairing and unpairing call
+ * none of its callbacks (KVM's irqfd without posted interrupts, where stock
+ * KVM registers no consumer at all).
  *
  * Context: process, may sleep.
  *
- * Return: as irq_bypass_register_consumer().
+ * Return: as irq_bypass_register_consumer(); -EINVAL also if exactly one of
+ * @add_producer and @del_producer is NULL.
  */
 int irq_bypass_register_fast_consumer(struct irq_bypass_consumer *consumer,
 				      irq_bypass_fast_handler_t handler)
@@ -959,8 +960,6 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_fast_consumer);
 void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 {
 	struct irqbp_entry *e;
-
-	might_sleep();
 
 	mutex_lock(&irqbp_lock);
 
@@ -1009,8 +1008,6 @@ int irq_bypass_set_consumer_handler(struct irq_bypass_consumer *cons,
 {
 	int ret = 0, slot, new_slot;
 	struct irqbp_entry *e;
-
-	might_sleep();
 
 	mutex_lock(&irqbp_lock);
 	e = irqbp_find_cons(cons);

@@ -787,6 +787,54 @@ static void test_fast_only(void)
 }
 
 /*
+ * A fast-only consumer (KVM's irqfd without posted interrupts) has no
+ * callbacks: pairing calls the producer's alone, the handler delivers, and
+ * unpairing waits for the producer.  Only a fast consumer may be one, and
+ * it must lack both add_producer and del_producer.
+ */
+static void test_fast_only_consumer(void)
+{
+	struct tcons c;
+	struct tprod p;
+	int syncs;
+
+	tprod_init(&p, &tok[6], 42);
+	tcons_init(&c, &tok[6]);
+	c.c.add_producer = NULL;
+	c.c.del_producer = NULL;
+	c.c.stop = NULL;
+	c.c.start = NULL;
+	c.expect_prod = &p;
+
+	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
+	c.c.del_producer = tc_del;
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EINVAL);
+	c.c.del_producer = NULL;
+	c.c.add_producer = tc_add;
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EINVAL);
+	c.c.add_producer = NULL;
+	EXPECT(!token_known(&tok[6]));
+
+	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tp_register(&p), 0);
+	EXPECT(evlog_is("Pstop Padd Pstart"));
+	EXPECT(token_paired(&tok[6]));
+	/* tc_handler counts a bad call unless the consumer was added: add it. */
+	WRITE_ONCE(c.paired, true);
+	EXPECT_EQ(tfast(&p), 0);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	syncs = atomic_read(&tsync_calls);
+	irq_bypass_unregister_consumer(&c.c);
+	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
+	EXPECT(evlog_is("Pstop Pdel Pstart"));
+	EXPECT_EQ(tfast(&p), -ENODEV);
+	EXPECT_EQ(atomic_read(&c.calls), 1);
+	irq_bypass_unregister_producer(&p.p);
+	EXPECT(!token_known(&tok[6]));
+	EXPECT_EQ(atomic_read(&c.bad_calls), 0);
+}
+
+/*
  * Only fast producers are published, and their unpair calls their sync
  * callback once (no grace period); a plain producer (vhost-vdpa) pays
  * nothing for the fast path.
@@ -1350,7 +1398,7 @@ static void run(const char *name, void (*fn)(void))
 }
 
 #define RUN(t) run(#t, t)
-#define NR_TESTS 18
+#define NR_TESTS 19
 
 static int __init test_irqbypass_init(void)
 {
@@ -1369,6 +1417,7 @@ static int __init test_irqbypass_init(void)
 	RUN(test_fastpath);
 	RUN(test_fast_consumer);
 	RUN(test_fast_only);
+	RUN(test_fast_only_consumer);
 	RUN(test_opt_in);
 	RUN(test_shared_token);
 	RUN(test_debugfs);
