@@ -14,8 +14,10 @@
  *
  * The manager unpairs a fast producer only after synchronize_hardirq() on
  * the vector, so the consumer stays valid while the primary handler runs;
- * ->trigger and ->producer stay set until free_irq() has waited for both
- * handlers.  The request, register and free helpers run under vdev->igate.
+ * ->producer stays set until free_irq() has waited for both handlers, and
+ * ->trigger too, or until a trigger change has waited for them
+ * (synchronize_irq()).  The request, register, swap and free helpers run
+ * under vdev->igate.
  */
 
 #include <linux/atomic.h>
@@ -25,8 +27,10 @@
 #include <linux/kvm_irqbypass_version.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
+#include <linux/msi.h>
 #include <linux/pci.h>
 
+#include "vfio_pci_priv.h"
 #include "vfio_pci_fastpath.h"
 
 #define CREATE_TRACE_POINTS
@@ -54,7 +58,7 @@ static void vfio_pci_fastpath_signal(struct vfio_pci_fastpath *fp)
 	if (fp->signal)
 		fp->signal(fp->opaque, fp->data);
 	else
-		eventfd_signal(fp->trigger);
+		eventfd_signal(READ_ONCE(fp->trigger));
 }
 
 /*
@@ -164,6 +168,70 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
 	if (fp->fast)
 		return irq_bypass_register_fast_producer(fp->producer, NULL);
 	return irq_bypass_register_producer(fp->producer);
+}
+
+/**
+ * vfio_pci_fastpath_swap_trigger - move a requested vector to another eventfd
+ * @vdev: the device
+ * @fp: the vector's state, as passed to vfio_pci_fastpath_request_irq()
+ * @irq: Linux irq of the vector
+ * @fd: the new eventfd's file descriptor
+ * @msix: the vector is MSI-X: restore its message as a new request would
+ *
+ * Process context, under vdev->igate.  What stock does on a trigger change
+ * (QEMU's on every MSI-X mask and unmask of the guest) is free_irq() and
+ * request_irq() of the same vector: /proc entries, interrupt-remapping and
+ * vector-table updates, a disable and an enable.  With the fast handlers
+ * the eventfd is only a pointer that the handlers read: switch it in
+ * place and move the producer to the new token.  An interrupt that races
+ * with the switch is signalled once, on the old or on the new eventfd.
+ *
+ * Return: true if the vector now signals @fd's eventfd.  false if nothing
+ * was changed: the vector has stock's handler (fastpath=0 when it was
+ * requested, or now) or @fd is no eventfd; the caller then frees and
+ * requests the vector as stock does, and fails as stock does.
+ */
+bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
+				    struct vfio_pci_fastpath *fp,
+				    unsigned int irq, int fd, bool msix)
+{
+	struct eventfd_ctx *old = fp->trigger, *trigger;
+	struct msi_msg msg;
+	int ret;
+	u16 cmd;
+
+	if (!fp->fast || !READ_ONCE(fastpath))
+		return false;
+	trigger = eventfd_ctx_fdget(fd);
+	if (IS_ERR(trigger))
+		return false;
+
+	/* Unpairs; a handler that saw the pair has returned (manager's sync). */
+	irq_bypass_unregister_producer(fp->producer);
+	WRITE_ONCE(fp->trigger, trigger);
+	/*
+	 * A handler that read the old eventfd has returned, and on PREEMPT_RT
+	 * the thread has signalled the interrupts it counted (on either one).
+	 */
+	synchronize_irq(irq);
+
+	/* As stock before each request: undo a backdoor reset of the table. */
+	if (msix) {
+		cmd = vfio_pci_memory_lock_and_enable(vdev);
+		get_cached_msi_msg(irq, &msg);
+		pci_write_msi_msg(irq, &msg);
+		vfio_pci_memory_unlock_and_restore(vdev, cmd);
+	}
+
+	fp->producer->token = trigger;
+	ret = irq_bypass_register_fast_producer(fp->producer, NULL);
+	if (unlikely(ret)) {
+		pci_info(vdev->pdev, "irq bypass producer (token %p) registration fails: %d\n",
+			 trigger, ret);
+		fp->producer->token = NULL;
+	}
+	eventfd_ctx_put(old);
+	return true;
 }
 
 /**

@@ -13,6 +13,7 @@
 struct eventfd_ctx;
 struct irq_bypass_producer;
 struct pci_dev;
+struct vfio_pci_core_device;
 
 /* vfio's own INTx signal (vfio_send_intx_eventfd()): checks, then signals. */
 typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
@@ -20,7 +21,8 @@ typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
 /**
  * struct vfio_pci_fastpath - per-vector state of the fast-path handlers
  * @producer: the vector's irqbypass producer (may never be registered)
- * @trigger: the MSI vector's eventfd, referenced by the vector's context
+ * @trigger: the MSI vector's eventfd, referenced by the vector's context;
+ *	vfio_pci_fastpath_swap_trigger() replaces it under the handlers
  * @pending: interrupts the irq thread still has to signal (PREEMPT_RT)
  * @fast: the vector was requested with the fast-path handlers
  * @lock: INTx: protects *@masked and the device's DisINTx bit against the
@@ -37,7 +39,9 @@ typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
  *
  * Embedded in the vector's context; all fields are written before the irq
  * is requested and stay constant until free_irq() returns, except
- * @pending (atomic, primary handler and irq thread) and *@masked (@lock).
+ * @pending (atomic, primary handler and irq thread), *@masked (@lock) and
+ * an MSI vector's @trigger (WRITE_ONCE() under vdev->igate, READ_ONCE() in
+ * the handlers).
  */
 struct vfio_pci_fastpath {
 	struct irq_bypass_producer *producer;
@@ -60,6 +64,9 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 				  struct eventfd_ctx *trigger,
 				  struct irq_bypass_producer *producer);
 int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp);
+bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
+				    struct vfio_pci_fastpath *fp,
+				    unsigned int irq, int fd, bool msix);
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq);
 

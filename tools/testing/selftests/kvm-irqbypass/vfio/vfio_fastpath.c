@@ -19,6 +19,11 @@
  *   deassign     a thread deassigns and reassigns the irqfd while MSIs fly
  *   vector       the MSI vector is disabled and re-enabled, its eventfd
  *                swapped for one without an irqfd and back
+ *   swap-storm   a thread swaps the vector's eventfd between the irqfd's
+ *                and one without an irqfd in a loop while MSIs fly (what
+ *                QEMU does on MSI-X mask toggles); the kit switches the
+ *                eventfd in place, so no MSI may be lost (skipped with
+ *                stock's handler, which frees and requests the irq)
  *   vm-destroy   the VM goes away; later MSIs land in the eventfd
  *
  * With the kit's fast path on, the vfio_fastpath tracepoints are counted
@@ -47,7 +52,7 @@
 
 #define IOAPIC_PIN	10
 #define SETTLE_MS	100
-#define NR_TESTS	15
+#define NR_TESTS	16
 
 struct fp_test {
 	struct edu_dev edu;
@@ -62,6 +67,7 @@ struct fp_test {
 
 	/* Serialises irqfd assignment with an MSI in flight (deassign). */
 	pthread_mutex_t lock;
+	int swap_fd[2];		/* swap-storm: the irqfd's eventfd, another */
 	pthread_t ctl;
 	bool ctl_stop;
 	unsigned int ctl_ops;
@@ -259,6 +265,25 @@ static void *deassign_thread(void *arg)
 	return NULL;
 }
 
+/* Swaps the vector's eventfd back and forth; ends on the irqfd's. */
+static void *swap_thread(void *arg)
+{
+	struct fp_test *t = arg;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; !READ_ONCE(t->ctl_stop) || (i & 1); i++) {
+		ret = set_trigger(t, t->swap_fd[!(i & 1)]);
+		if (ret) {
+			WRITE_ONCE(t->ctl_err, ret);
+			break;
+		}
+		WRITE_ONCE(t->ctl_ops, i + 1);
+		usleep(rand() % 300);
+	}
+	return NULL;
+}
+
 static int ctl_start(struct fp_test *t, void *(*fn)(void *))
 {
 	t->ctl_stop = false;
@@ -408,6 +433,31 @@ int main(void)
 		   (!t.fast || c.hits == small),
 		   "vector: swapped back to the irqfd's eventfd, %u MSIs injected once",
 		   small);
+
+	/* swap-storm: MSIs land in the guest (irqfd) or in efd2 (read here) */
+	if (t.fast && efd2 >= 0) {
+		int keep = t.efd;
+
+		t.swap_fd[0] = keep;
+		t.swap_fd[1] = efd2;
+		t.efd = efd2;	/* raise_one() reads the eventfd without irqfd */
+		ok = !ctl_start(&t, swap_thread);
+		phase_begin(&t, &c);
+		ret = ok ? run_raises(&t, &c, n, &seen) : -EIO;
+		if (ok)
+			ctl_stop(&t);
+		ok = ok && !t.ctl_err;
+		phase_end(&t, &c, &seen, "swap-storm");
+		t.efd = keep;
+		tap_diag("swap-storm: %u swaps, %llu MSIs to the guest, %llu read",
+			 t.ctl_ops, c.guest, c.signalled);
+		tap_result(ok && !ret && exactly_once(&t, &c, n) &&
+			   t.ctl_ops > 1 && c.guest && c.signalled,
+			   "swap-storm: %u MSIs while the eventfd is swapped in a loop, each delivered once",
+			   n);
+	} else {
+		tap_skip("swap-storm: stock's handler frees and requests the irq per swap");
+	}
 
 	/* vm-destroy */
 	vcpu_stop(&t);
