@@ -742,6 +742,27 @@ static void test_fast_consumer(void)
 }
 
 /*
+ * For a pair that no consumer callback marked as added: one fast-path
+ * call is delivered, the consumer's unregistration calls the producer's
+ * sync once and logs @unpair_log, and the fast path misses after it.
+ */
+static void fast_deliver_then_unregister(struct tprod *p, struct tcons *c,
+					 const char *unpair_log)
+{
+	int syncs;
+
+	/* tc_handler counts a bad call unless the consumer was added: add it. */
+	WRITE_ONCE(c->paired, true);
+	EXPECT_EQ(tfast(p), 0);
+	EXPECT_EQ(atomic_read(&c->calls), 1);
+	syncs = atomic_read(&tsync_calls);
+	irq_bypass_unregister_consumer(&c->c);
+	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
+	EXPECT(evlog_is(unpair_log));
+	EXPECT_EQ(tfast(p), -ENODEV);
+}
+
+/*
  * A fast-only producer (vfio's INTx) pairs for the fast path alone: no
  * add/del/stop/start callback of either side runs, the handler delivers,
  * and unpairing still waits for the producer (sync).  A consumer without a
@@ -751,7 +772,6 @@ static void test_fast_only(void)
 {
 	struct tcons c;
 	struct tprod p;
-	int syncs;
 
 	tprod_init(&p, &tok[6], 41);
 	tcons_init(&c, &tok[6]);
@@ -761,15 +781,7 @@ static void test_fast_only(void)
 	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
 	EXPECT(evlog_is(""));
 	EXPECT(token_paired(&tok[6]));
-	/* tc_handler counts a bad call unless the consumer was added: add it. */
-	WRITE_ONCE(c.paired, true);
-	EXPECT_EQ(tfast(&p), 0);
-	EXPECT_EQ(atomic_read(&c.calls), 1);
-	syncs = atomic_read(&tsync_calls);
-	irq_bypass_unregister_consumer(&c.c);
-	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
-	EXPECT(evlog_is(""));
-	EXPECT_EQ(tfast(&p), -ENODEV);
+	fast_deliver_then_unregister(&p, &c, "");
 
 	/* Consumer without a handler: paired, never published. */
 	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
@@ -796,7 +808,6 @@ static void test_fast_only_consumer(void)
 {
 	struct tcons c;
 	struct tprod p;
-	int syncs;
 
 	tprod_init(&p, &tok[6], 42);
 	tcons_init(&c, &tok[6]);
@@ -819,15 +830,7 @@ static void test_fast_only_consumer(void)
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is("Pstop Padd Pstart"));
 	EXPECT(token_paired(&tok[6]));
-	/* tc_handler counts a bad call unless the consumer was added: add it. */
-	WRITE_ONCE(c.paired, true);
-	EXPECT_EQ(tfast(&p), 0);
-	EXPECT_EQ(atomic_read(&c.calls), 1);
-	syncs = atomic_read(&tsync_calls);
-	irq_bypass_unregister_consumer(&c.c);
-	EXPECT_EQ(atomic_read(&tsync_calls), syncs + 1);
-	EXPECT(evlog_is("Pstop Pdel Pstart"));
-	EXPECT_EQ(tfast(&p), -ENODEV);
+	fast_deliver_then_unregister(&p, &c, "Pstop Pdel Pstart");
 	EXPECT_EQ(atomic_read(&c.calls), 1);
 	irq_bypass_unregister_producer(&p.p);
 	EXPECT(!token_known(&tok[6]));

@@ -221,66 +221,69 @@ static int irqfd_assign(struct fp_test *t, bool assign)
 	return ret;
 }
 
-static void *route_flip_thread(void *arg)
+/*
+ * A control thread's loop: step(t, i) for i = 0, 1, ... with a random
+ * pause below max_us, until ctl_stop is set and, if even, after an even
+ * number of steps (back in the starting state), or until a step fails.
+ */
+static void ctl_loop(struct fp_test *t, int (*step)(struct fp_test *t, unsigned int i),
+		     int max_us, bool even)
 {
-	struct fp_test *t = arg;
 	unsigned int i;
 	int ret;
 
-	for (i = 0; !READ_ONCE(t->ctl_stop); i++) {
-		ret = i & 1 ? vm_route_msi_rh(t->vm, TEST_MSI_GSI, TEST_MSI_VECTOR) :
-			      vm_route_msi(t->vm, TEST_MSI_GSI, TEST_MSI_VECTOR);
+	for (i = 0; !READ_ONCE(t->ctl_stop) || (even && (i & 1)); i++) {
+		ret = step(t, i);
 		if (ret) {
 			WRITE_ONCE(t->ctl_err, ret);
 			break;
 		}
 		WRITE_ONCE(t->ctl_ops, i + 1);
-		usleep(rand() % 300);
+		usleep(rand() % max_us);
 	}
+}
+
+static int route_flip_step(struct fp_test *t, unsigned int i)
+{
+	return i & 1 ? vm_route_msi_rh(t->vm, TEST_MSI_GSI, TEST_MSI_VECTOR) :
+		       vm_route_msi(t->vm, TEST_MSI_GSI, TEST_MSI_VECTOR);
+}
+
+static void *route_flip_thread(void *arg)
+{
+	ctl_loop(arg, route_flip_step, 300, false);
 	return NULL;
+}
+
+static int deassign_step(struct fp_test *t, unsigned int i)
+{
+	int ret;
+
+	(void)i;
+	/* Deassign races with MSIs; assign waits for a quiet point. */
+	if (t->irqfd)
+		return irqfd_assign(t, false);
+	pthread_mutex_lock(&t->lock);
+	ret = irqfd_assign(t, true);
+	pthread_mutex_unlock(&t->lock);
+	return ret;
 }
 
 static void *deassign_thread(void *arg)
 {
-	struct fp_test *t = arg;
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 0; !READ_ONCE(t->ctl_stop); i++) {
-		/* Deassign races with MSIs; assign waits for a quiet point. */
-		if (t->irqfd) {
-			ret = irqfd_assign(t, false);
-		} else {
-			pthread_mutex_lock(&t->lock);
-			ret = irqfd_assign(t, true);
-			pthread_mutex_unlock(&t->lock);
-		}
-		if (ret) {
-			WRITE_ONCE(t->ctl_err, ret);
-			break;
-		}
-		WRITE_ONCE(t->ctl_ops, i + 1);
-		usleep(rand() % 2000);
-	}
+	ctl_loop(arg, deassign_step, 2000, false);
 	return NULL;
 }
 
 /* Swaps the vector's eventfd back and forth; ends on the irqfd's. */
+static int swap_step(struct fp_test *t, unsigned int i)
+{
+	return set_trigger(t, t->swap_fd[!(i & 1)]);
+}
+
 static void *swap_thread(void *arg)
 {
-	struct fp_test *t = arg;
-	unsigned int i;
-	int ret;
-
-	for (i = 0; !READ_ONCE(t->ctl_stop) || (i & 1); i++) {
-		ret = set_trigger(t, t->swap_fd[!(i & 1)]);
-		if (ret) {
-			WRITE_ONCE(t->ctl_err, ret);
-			break;
-		}
-		WRITE_ONCE(t->ctl_ops, i + 1);
-		usleep(rand() % 300);
-	}
+	ctl_loop(arg, swap_step, 300, true);
 	return NULL;
 }
 
