@@ -73,18 +73,17 @@ long long thread_ctxsw(void)
 	return sum;
 }
 
-int proc_irq_pin(const char *name, const char *bdf, int cpu)
+/* Writes @val to /proc/irq/N/@file for each irq named @name and @bdf. */
+static int proc_irq_write(const char *name, const char *bdf, const char *file,
+			  const char *val)
 {
-	char line[4096], path[64], val[16];
-	int pinned = 0;
+	char line[4096], path[64];
+	int done = 0;
 	FILE *f, *w;
 
-	if (cpu < 0)
-		return 0;
 	f = fopen("/proc/interrupts", "re");
 	if (!f)
 		return 0;
-	snprintf(val, sizeof(val), "%d\n", cpu);
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line;
 
@@ -93,16 +92,35 @@ int proc_irq_pin(const char *name, const char *bdf, int cpu)
 		if (!isdigit((unsigned char)*p) || !strstr(line, name) ||
 		    !strstr(line, bdf))
 			continue;
-		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
-			 atoi(p));
+		snprintf(path, sizeof(path), "/proc/irq/%d/%s", atoi(p), file);
 		w = fopen(path, "we");
 		if (!w || fputs(val, w) < 0 || fclose(w)) {
-			tap_diag("%s: cannot set to %d", path, cpu);
+			tap_diag("%s: cannot write %s", path, val);
 		} else {
-			tap_diag("%s: %d", path, cpu);
-			pinned++;
+			tap_diag("%s: %s", path, val);
+			done++;
 		}
 	}
 	fclose(f);
-	return pinned;
+	return done;
+}
+
+int proc_irq_pin(const char *name, const char *bdf, int cpu)
+{
+	char val[16];
+
+	if (cpu < 0)
+		return 0;
+	snprintf(val, sizeof(val), "%d", cpu);
+	return proc_irq_write(name, bdf, "smp_affinity_list", val);
+}
+
+int proc_irq_unpin(const char *name, const char *bdf)
+{
+	char mask[256];
+
+	if (!read_text_file("/proc/irq/default_smp_affinity", mask, sizeof(mask)))
+		return 0;
+	mask[strcspn(mask, "\n")] = '\0';
+	return proc_irq_write(name, bdf, "smp_affinity", mask);
 }

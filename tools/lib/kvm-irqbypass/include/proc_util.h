@@ -20,5 +20,7 @@ long long thread_ctxsw(void);
  * Returns how many were steered.
  */
 int proc_irq_pin(const char *name, const char *bdf, int cpu);
+/* The same irqs back to /proc/irq/default_smp_affinity; how many. */
+int proc_irq_unpin(const char *name, const char *bdf);
 
 #endif /* KVM_IRQBYPASS_PROC_UTIL_H */

@@ -222,7 +222,7 @@ int main(void)
 	struct raiser r = { .started = false };
 	s32 trigger = -1, resample = -1;
 	bool irqfd = false, intx = false, opened = false;
-	bool kit, apart;
+	bool kit, apart, pinned = false;
 	struct lite_vm *vm = NULL, *spin_vm = NULL;
 	struct edu_dev edu;
 	char buf[8];
@@ -302,6 +302,7 @@ int main(void)
 	if (!tap_result(irqfd, "second VM, vCPU spinning in the guest, irqfd moved to it"))
 		goto out;
 	apart = vcpu_apart(&r, edu.bdf);
+	pinned = true;
 	if (!run_phase(spin_vm, &edu, &r, iters, timeout, kit, &spin_ph))
 		;	/* reported skipped */
 	else if (!apart)
@@ -313,6 +314,9 @@ int main(void)
 
 out:
 	raiser_stop(&r);
+	/* While the line is requested: its name is in /proc/interrupts. */
+	if (pinned)
+		proc_irq_unpin("vfio-intx(", edu.bdf);
 	if (opened)
 		edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
 	if (intx)
