@@ -20,7 +20,9 @@
  *    index, undefined flag bits, start/count beyond the vector count, an
  *    unknown data type or a short argsz -> EINVAL.
  *  - drivers/vfio/pci/vfio_pci_intrs.c: MSI has no MASK/UNMASK -> ENOTTY;
- *    INTx UNMASK while INTx is off -> EINVAL.
+ *    INTx UNMASK while INTx is off -> EINVAL; a new trigger for an enabled
+ *    vector that is not open -> EBADF, not an eventfd -> EINVAL (the kit's
+ *    in-place trigger change declines both and the stock path fails).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +37,7 @@
 #include "vfio_util_lite.h"
 
 #define NR_KVM_TESTS	18
-#define NR_VFIO_TESTS	11
+#define NR_VFIO_TESTS	13
 #define DELIVERY_CHECKS	3
 
 static int devnull_fd = -1;
@@ -258,6 +260,22 @@ static void vfio_cases(struct edu_dev *edu)
 	expect(vfio_set_irqs(dev, VFIO_PCI_INTX_IRQ_INDEX,
 			     VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, &efd),
 	       EINVAL, fds, "SET_IRQS INTx UNMASK eventfd while INTx is off");
+
+	/* A trigger change of an enabled vector to a bad fd. */
+	for (int i = 0; i < 2; i++) {
+		s32 bad = i ? devnull_fd : closed_fd;
+
+		ret = vfio_set_irqs(dev, VFIO_PCI_MSI_IRQ_INDEX,
+				    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &efd);
+		if (!ret)
+			ret = vfio_set_irqs(dev, VFIO_PCI_MSI_IRQ_INDEX,
+					    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &bad);
+		expect(ret, i ? EINVAL : EBADF, fds, i ?
+		       "SET_IRQS MSI trigger changed to a non-eventfd" :
+		       "SET_IRQS MSI trigger changed to a closed fd");
+		vfio_set_irqs(dev, VFIO_PCI_MSI_IRQ_INDEX,
+			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	}
 
 	/* Nothing half-enabled: a valid MSI enable/disable cycle works. */
 	ret = vfio_set_irqs(dev, VFIO_PCI_MSI_IRQ_INDEX,
