@@ -18,6 +18,7 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd);
 void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd);
 void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu);
 void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu);
+void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm);
 
 struct kvm_vcpu *
 kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,

@@ -18,10 +18,13 @@
 #include <linux/kvm_irqfd.h>
 #include <linux/kvm_irqbypass_version.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/seqlock.h>
+#include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/xarray.h>
 
 #include <linux/kvm_irqfd_fastpath.h>
 
@@ -35,9 +38,30 @@ module_param(irqfd_vcpu_inject, bool, 0644);
 MODULE_PARM_DESC(irqfd_vcpu_inject,
 		 "A fast-path interrupt on an irqchip pin is set by the destination vCPU's thread (default: on; off: by the irqfd's work item, as stock)");
 
-/* irqfd->fastpath_pending: the pin waits for a vCPU thread to set it. */
-#define KVM_IRQFD_FP_PIN_PENDING	0
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
+
+/*
+ * irqfd->fastpath_state: PENDING, the pin waits for a vCPU thread to set it
+ * (the token); QUEUED, irqfd->fastpath_node is on its VM's pending list or
+ * in a batch a drainer took from it.  PENDING implies QUEUED.
+ */
+#define KVM_IRQFD_FP_PENDING	BIT(0)
+#define KVM_IRQFD_FP_QUEUED	BIT(1)
+
+/*
+ * Per VM: the irqfds whose pin waits for a vCPU thread, so that the thread
+ * finds them in O(pending) rather than walking every irqfd of the VM under
+ * kvm->irqfds.lock with interrupts off.  An xarray entry keyed by the
+ * struct kvm pointer, not a field of struct kvm (its layout is part of the
+ * CRCs of kvm.ko's exports); created with the VM's first fast-path irqfd,
+ * freed with the VM, when no irqfd or vCPU is left.
+ */
+struct kvm_irqfd_fastpath_vm {
+	struct llist_head pending;
+};
+
+/* struct kvm * -> struct kvm_irqfd_fastpath_vm *.  Readers: RCU or xa_lock. */
+static DEFINE_XARRAY(kvm_irqfd_fp_vms);
 
 /*
  * Copy the irqfd's routing entry without waiting.  irqfd_update() writes it
@@ -70,30 +94,34 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
  * to wake anyway; it can set the pin itself, as Xen event channels are
  * delivered from the run loop (KVM_REQ_UNBLOCK and a kick).
  *
- * irqfd->fastpath_pending is the token: set by the producer's hard-irq
- * handler, cleared by whoever sets the pin, exactly once -
- *  - a vCPU thread in its run loop or when KVM_RUN returns
- *    (kvm_irqfd_fastpath_vcpu_run()), finding the irqfd on kvm->irqfds.items;
+ * PENDING is the token: set by the producer's hard-irq handler, which also
+ * puts the irqfd on its VM's pending list unless it is QUEUED there already;
+ * taken, exactly once, by
+ *  - a drainer (kvm_irqfd_fp_drain()): a vCPU thread in its run loop or
+ *    when KVM_RUN returns, or irqfd_shutdown() for its own irqfd; it takes
+ *    the list in one exchange and clears PENDING and QUEUED of each entry
+ *    in one more, its last access to that irqfd;
  *  - the hard-irq handler itself, which takes it back for the work item if
- *    the vCPU left KVM_RUN meanwhile (the Dekker pair below);
- *  - irqfd_shutdown(), for an irqfd deactivated while pending
- *    (kvm_irqfd_fastpath_shutdown()), through the work item it flushes.
+ *    the vCPU left KVM_RUN meanwhile (the Dekker pair below); the entry then
+ *    stays QUEUED without PENDING until a drainer passes.
  * A second interrupt while the token is out merges into it, as one while
  * the work item is pending does in stock.
  */
 
 /*
  * Hard irq, in kvm->irq_srcu (which keeps the vCPUs and the IOAPIC); only
- * atomic bit operations, kvm_make_request() and kvm_vcpu_kick() (raw locks
- * on PREEMPT_RT).
+ * atomic operations, a lockless llist_add(), kvm_make_request() and
+ * kvm_vcpu_kick() (raw locks on PREEMPT_RT).
  */
 static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 				 const struct kvm_kernel_irq_routing_entry *entry)
 {
-	unsigned long *pending = &irqfd->fastpath_pending;
+	struct kvm_irqfd_fastpath_vm *fpvm = irqfd->fastpath_vm;
+	atomic_t *state = &irqfd->fastpath_state;
 	struct kvm_vcpu *vcpu = NULL;
+	int old;
 
-	if (READ_ONCE(irqfd_vcpu_inject))
+	if (fpvm && READ_ONCE(irqfd_vcpu_inject))
 		vcpu = kvm_arch_irqfd_pin_vcpu(irqfd->kvm, irqfd->gsi, entry);
 	/*
 	 * Not in KVM_RUN: nobody would set it before userspace runs the vCPU
@@ -107,77 +135,67 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 	    (READ_ONCE(vcpu->mode) == IN_GUEST_MODE &&
 	     kvm_arch_irqfd_pin_posted(vcpu)))
 		goto work;
-	if (test_and_set_bit(KVM_IRQFD_FP_PIN_PENDING, pending))
+	old = atomic_fetch_or(KVM_IRQFD_FP_PENDING | KVM_IRQFD_FP_QUEUED, state);
+	if (old & KVM_IRQFD_FP_PENDING)
 		return;
+	if (!(old & KVM_IRQFD_FP_QUEUED))
+		llist_add(&irqfd->fastpath_node, &fpvm->pending);
 	kvm_make_request(KVM_REQ_IRQFD_INJECT, vcpu);
 	kvm_make_request(KVM_REQ_UNBLOCK, vcpu);
 	kvm_vcpu_kick(vcpu);
 	/*
 	 * Pairs with smp_mb() in kvm_irqfd_fastpath_vcpu_exit(): it sees our
 	 * request, or we see that the vCPU left KVM_RUN and take the token
-	 * back (unless it has already set the pin).
+	 * back (unless a drainer has already taken it).
 	 */
 	smp_mb();
 	if (READ_ONCE(vcpu->wants_to_run) ||
-	    !test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING, pending))
+	    !(atomic_fetch_andnot(KVM_IRQFD_FP_PENDING, state) &
+	      KVM_IRQFD_FP_PENDING))
 		return;
 work:
 	schedule_work(&irqfd->inject);
 }
 
 /*
- * vCPU thread, preemptible: set the pins whose token it takes, as
- * irqfd_inject() does.  kvm->irq_srcu is held from taking a token to
- * setting the pin, so irqfd_resampler_shutdown(), which synchronizes it
- * before it lowers the resampler's pin, cannot overtake the raise.
- * kvm->irqfds.lock (a spinlock_t) only while walking the list.
+ * Process context, preemptible, in kvm->irq_srcu: set the pins of the
+ * irqfds on @fpvm's list, as irqfd_inject() does.  irq_srcu is held from
+ * taking a token to setting the pin, so irqfd_resampler_shutdown(), which
+ * synchronizes it before it lowers the resampler's pin, cannot overtake the
+ * raise; and an irqfd in a batch taken here stays allocated until the
+ * exchange that clears its QUEUED (kvm_irqfd_fastpath_shutdown() waits for
+ * irq_srcu if it sees QUEUED after its own drain).  No lock: entries added
+ * after llist_del_all() come with a new request.
  */
-static void kvm_irqfd_fp_set_pending_pins(struct kvm *kvm)
+static void kvm_irqfd_fp_drain(struct kvm *kvm,
+			       struct kvm_irqfd_fastpath_vm *fpvm)
 {
-	struct kvm_kernel_irqfd *irqfd;
-	struct {
-		int gsi;
-		bool level;
-	} pins[16];
-	unsigned int n, i;
-	bool more;
-	int idx;
+	struct kvm_kernel_irqfd *irqfd, *next;
+	struct llist_node *batch;
+	bool level;
+	int gsi;
 
-	idx = srcu_read_lock(&kvm->irq_srcu);
-	do {
-		n = 0;
-		more = false;
-		spin_lock_irq(&kvm->irqfds.lock);
-		list_for_each_entry(irqfd, &kvm->irqfds.items, list) {
-			if (!test_bit(KVM_IRQFD_FP_PIN_PENDING,
-				      &irqfd->fastpath_pending))
-				continue;
-			if (n == ARRAY_SIZE(pins)) {
-				more = true;
-				break;
-			}
-			if (!test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING,
-						&irqfd->fastpath_pending))
-				continue;
-			pins[n].gsi = irqfd->gsi;
-			pins[n].level = irqfd->resampler;
-			n++;
+	batch = llist_reverse_order(llist_del_all(&fpvm->pending));
+	llist_for_each_entry_safe(irqfd, next, batch, fastpath_node) {
+		gsi = irqfd->gsi;
+		level = irqfd->resampler;
+		/*
+		 * Last access to the irqfd: from here the handler may queue
+		 * it again (QUEUED is clear), and irqfd_shutdown() free it.
+		 */
+		if (!(atomic_xchg(&irqfd->fastpath_state, 0) &
+		      KVM_IRQFD_FP_PENDING))
+			continue;
+		if (level) {
+			kvm_set_irq(kvm, KVM_IRQFD_RESAMPLE_IRQ_SOURCE_ID, gsi,
+				    1, false);
+		} else {
+			kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID, gsi, 1,
+				    false);
+			kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID, gsi, 0,
+				    false);
 		}
-		spin_unlock_irq(&kvm->irqfds.lock);
-
-		for (i = 0; i < n; i++) {
-			if (pins[i].level) {
-				kvm_set_irq(kvm, KVM_IRQFD_RESAMPLE_IRQ_SOURCE_ID,
-					    pins[i].gsi, 1, false);
-			} else {
-				kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID,
-					    pins[i].gsi, 1, false);
-				kvm_set_irq(kvm, KVM_USERSPACE_IRQ_SOURCE_ID,
-					    pins[i].gsi, 0, false);
-			}
-		}
-	} while (more);
-	srcu_read_unlock(&kvm->irq_srcu, idx);
+	}
 }
 
 /**
@@ -185,12 +203,24 @@ static void kvm_irqfd_fp_set_pending_pins(struct kvm *kvm)
  * @vcpu: the running vCPU
  *
  * vCPU thread, preemptible, in kvm->srcu; after a vcpu_block() that the
- * request's KVM_REQ_UNBLOCK ended, or an entry the request cancelled.
+ * request's KVM_REQ_UNBLOCK ended, or an entry the request cancelled.  The
+ * VM's entry exists: an irqfd that queued the request has one, and it goes
+ * only with the VM.
  */
 void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
 {
-	if (kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
-		kvm_irqfd_fp_set_pending_pins(vcpu->kvm);
+	struct kvm *kvm = vcpu->kvm;
+	struct kvm_irqfd_fastpath_vm *fpvm;
+	int idx;
+
+	if (!kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
+		return;
+	fpvm = xa_load(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	if (WARN_ON_ONCE(!fpvm))
+		return;
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	kvm_irqfd_fp_drain(kvm, fpvm);
+	srcu_read_unlock(&kvm->irq_srcu, idx);
 }
 
 /**
@@ -286,15 +316,68 @@ out:
  *
  * Process context, from irqfd_shutdown() before it flushes irqfd->inject.
  * Once the manager has waited for the producer's handler, nothing raises
- * a pin for this irqfd; one still pending is set by the work item that the
- * caller flushes, as one irqfd_wakeup() queued just before deactivation.
+ * a pin for this irqfd or queues it.  A pin still pending is set here (by
+ * draining the VM's list, as a vCPU would have), or by the drainer whose
+ * batch holds it: irq_srcu is synchronized only then, which is rare (the
+ * irqfd raised an interrupt that a vCPU is setting right now).  Then
+ * nothing refers to the irqfd any more, and the caller may free it.
  */
 void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 {
+	struct kvm *kvm = irqfd->kvm;
+	int idx;
+
 	irq_bypass_unregister_consumer(&irqfd->consumer);
-	if (test_and_clear_bit(KVM_IRQFD_FP_PIN_PENDING,
-			       &irqfd->fastpath_pending))
-		schedule_work(&irqfd->inject);
+	if (!(atomic_read_acquire(&irqfd->fastpath_state) &
+	      KVM_IRQFD_FP_QUEUED))
+		return;
+	idx = srcu_read_lock(&kvm->irq_srcu);
+	kvm_irqfd_fp_drain(kvm, irqfd->fastpath_vm);
+	srcu_read_unlock(&kvm->irq_srcu, idx);
+	if (atomic_read_acquire(&irqfd->fastpath_state) & KVM_IRQFD_FP_QUEUED)
+		synchronize_srcu(&kvm->irq_srcu);
+}
+
+/**
+ * kvm_irqfd_fastpath_destroy_vm - free the VM's pending list
+ * @kvm: the VM, from kvm_destroy_vm() after kvm_arch_destroy_vm()
+ *
+ * Process context.  The irqfds are gone (kvm_irqfd_release() flushed their
+ * shutdown, which left each off the list) and so are the vCPUs.
+ */
+void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
+{
+	struct kvm_irqfd_fastpath_vm *fpvm;
+
+	might_sleep();
+	fpvm = xa_erase(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	if (fpvm)
+		WARN_ON_ONCE(!llist_empty(&fpvm->pending));
+	kfree(fpvm);
+}
+
+/*
+ * Process context: the VM's pending list, created with its first fast-path
+ * irqfd and charged to the caller's memory cgroup.  NULL if it cannot be
+ * allocated: the irqfd's pins then go through its work item, as in stock.
+ */
+static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_get(struct kvm *kvm)
+{
+	struct kvm_irqfd_fastpath_vm *fpvm, *cur;
+
+	fpvm = xa_load(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	if (fpvm)
+		return fpvm;
+	fpvm = kzalloc(sizeof(*fpvm), GFP_KERNEL_ACCOUNT);
+	if (!fpvm)
+		return NULL;
+	init_llist_head(&fpvm->pending);
+	cur = xa_cmpxchg(&kvm_irqfd_fp_vms, (unsigned long)kvm, NULL, fpvm,
+			 GFP_KERNEL_ACCOUNT);
+	if (!cur)
+		return fpvm;
+	kfree(fpvm);
+	return xa_is_err(cur) ? NULL : cur;
 }
 
 /*
@@ -322,6 +405,8 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 		return;
 	}
 	cons->token = irqfd->eventfd;
+	if (irqfd_fastpath)
+		irqfd->fastpath_vm = kvm_irqfd_fp_vm_get(irqfd->kvm);
 
 	if (irqfd_fastpath)
 		ret = irq_bypass_register_fast_consumer(cons, kvm_irqfd_fp_handler);
