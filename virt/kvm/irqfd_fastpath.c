@@ -13,6 +13,7 @@
  * pins the vendor module), so it is read once, at registration.
  */
 
+#include <linux/hashtable.h>
 #include <linux/irqbypass.h>
 #include <linux/kvm_host.h>
 #include <linux/kvm_irqfd.h>
@@ -21,10 +22,10 @@
 #include <linux/llist.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
-#include <linux/xarray.h>
 
 #include <linux/kvm_irqfd_fastpath.h>
 
@@ -51,17 +52,36 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 /*
  * Per VM: the irqfds whose pin waits for a vCPU thread, so that the thread
  * finds them in O(pending) rather than walking every irqfd of the VM under
- * kvm->irqfds.lock with interrupts off.  An xarray entry keyed by the
- * struct kvm pointer, not a field of struct kvm (its layout is part of the
- * CRCs of kvm.ko's exports); created with the VM's first fast-path irqfd,
- * freed with the VM, when no irqfd or vCPU is left.
+ * kvm->irqfds.lock with interrupts off.  Kept in a hash table keyed by the
+ * struct kvm pointer, not in struct kvm (its layout is part of the CRCs of
+ * kvm.ko's exports); an xarray keyed by that pointer would walk 11 levels
+ * per lookup.  Created with the VM's first fast-path irqfd, freed with the
+ * VM, when no irqfd or vCPU of it is left; the hard-irq handler reaches it
+ * through irqfd->fastpath_vm, the vCPU thread through the table.
  */
 struct kvm_irqfd_fastpath_vm {
 	struct llist_head pending;
+	struct kvm *kvm;
+	struct hlist_node node;
+	struct rcu_head rcu;
 };
 
-/* struct kvm * -> struct kvm_irqfd_fastpath_vm *.  Readers: RCU or xa_lock. */
-static DEFINE_XARRAY(kvm_irqfd_fp_vms);
+/* Readers: RCU; writers: kvm_irqfd_fp_vms_lock (process context). */
+static DEFINE_HASHTABLE(kvm_irqfd_fp_vms, 8);
+static DEFINE_SPINLOCK(kvm_irqfd_fp_vms_lock);
+
+/* Process context, under rcu_read_lock() or kvm_irqfd_fp_vms_lock. */
+static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_find(struct kvm *kvm)
+{
+	struct kvm_irqfd_fastpath_vm *fpvm;
+
+	hash_for_each_possible_rcu(kvm_irqfd_fp_vms, fpvm, node,
+				   (unsigned long)kvm,
+				   lockdep_is_held(&kvm_irqfd_fp_vms_lock))
+		if (fpvm->kvm == kvm)
+			return fpvm;
+	return NULL;
+}
 
 /*
  * Copy the irqfd's routing entry without waiting.  irqfd_update() writes it
@@ -215,7 +235,9 @@ void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
 
 	if (!kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
 		return;
-	fpvm = xa_load(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	rcu_read_lock();
+	fpvm = kvm_irqfd_fp_vm_find(kvm);
+	rcu_read_unlock();
 	if (WARN_ON_ONCE(!fpvm))
 		return;
 	idx = srcu_read_lock(&kvm->irq_srcu);
@@ -349,11 +371,16 @@ void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
 {
 	struct kvm_irqfd_fastpath_vm *fpvm;
 
-	might_sleep();
-	fpvm = xa_erase(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	spin_lock(&kvm_irqfd_fp_vms_lock);
+	fpvm = kvm_irqfd_fp_vm_find(kvm);
 	if (fpvm)
-		WARN_ON_ONCE(!llist_empty(&fpvm->pending));
-	kfree(fpvm);
+		hash_del_rcu(&fpvm->node);
+	spin_unlock(&kvm_irqfd_fp_vms_lock);
+	if (!fpvm)
+		return;
+	WARN_ON_ONCE(!llist_empty(&fpvm->pending));
+	/* Other VMs' vCPUs may be walking its bucket. */
+	kfree_rcu(fpvm, rcu);
 }
 
 /*
@@ -363,21 +390,28 @@ void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
  */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_get(struct kvm *kvm)
 {
-	struct kvm_irqfd_fastpath_vm *fpvm, *cur;
+	struct kvm_irqfd_fastpath_vm *fpvm, *new;
 
-	fpvm = xa_load(&kvm_irqfd_fp_vms, (unsigned long)kvm);
+	rcu_read_lock();
+	fpvm = kvm_irqfd_fp_vm_find(kvm);
+	rcu_read_unlock();
 	if (fpvm)
 		return fpvm;
-	fpvm = kzalloc(sizeof(*fpvm), GFP_KERNEL_ACCOUNT);
-	if (!fpvm)
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
 		return NULL;
-	init_llist_head(&fpvm->pending);
-	cur = xa_cmpxchg(&kvm_irqfd_fp_vms, (unsigned long)kvm, NULL, fpvm,
-			 GFP_KERNEL_ACCOUNT);
-	if (!cur)
-		return fpvm;
-	kfree(fpvm);
-	return xa_is_err(cur) ? NULL : cur;
+	init_llist_head(&new->pending);
+	new->kvm = kvm;
+	spin_lock(&kvm_irqfd_fp_vms_lock);
+	fpvm = kvm_irqfd_fp_vm_find(kvm);
+	if (!fpvm) {
+		hash_add_rcu(kvm_irqfd_fp_vms, &new->node, (unsigned long)kvm);
+		fpvm = new;
+		new = NULL;
+	}
+	spin_unlock(&kvm_irqfd_fp_vms_lock);
+	kfree(new);
+	return fpvm;
 }
 
 /*
