@@ -200,7 +200,9 @@ static void expect_signal(struct intx_rig *r)
 
 static int one_interrupt(struct intx_rig *r, enum op op)
 {
+	long long host;
 	int ret = 0;
+	int ms;
 
 	r->op = op;
 	r->ops[op]++;
@@ -236,9 +238,20 @@ static int one_interrupt(struct intx_rig *r, enum op op)
 		expect_guest(r);
 		break;
 	case OP_TEARDOWN:
+		host = proc_interrupts_count("vfio-intx(", r->edu.bdf);
 		r->raised++;
 		edu_write(&r->edu, EDU_REG_IRQ_RAISE, 1);
-		/* The host handled it (masked): pending in the VM's IOAPIC. */
+		/*
+		 * The host handled it (masked): pending in the VM's IOAPIC.
+		 * Wait for the host's count rather than a fixed time: under
+		 * TCG the interrupt can take longer than a millisecond to
+		 * arrive, and one that finds the irqfd gone is signalled
+		 * instead (once, but not what this step counts).  The count
+		 * goes up as the handler starts: give it 1 ms to finish.
+		 */
+		for (ms = r->timeout; ms > 0 &&
+		     proc_interrupts_count("vfio-intx(", r->edu.bdf) <= host; ms--)
+			usleep(1000);
 		usleep(1000);
 		vm_destroy(r->vm);
 		r->vm = NULL;
