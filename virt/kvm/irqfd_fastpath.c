@@ -13,10 +13,10 @@
  * pins the vendor module), so it is read once, at registration.
  */
 
-#include <linux/hashtable.h>
 #include <linux/irqbypass.h>
 #include <linux/kvm_host.h>
 #include <linux/kvm_irqfd.h>
+#include <linux/kvm_vm_table.h>
 #include <linux/kvm_irqbypass_version.h>
 #include <linux/list.h>
 #include <linux/llist.h>
@@ -52,35 +52,27 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 /*
  * Per VM: the irqfds whose pin waits for a vCPU thread, so that the thread
  * finds them in O(pending) rather than walking every irqfd of the VM under
- * kvm->irqfds.lock with interrupts off.  Kept in a hash table keyed by the
- * struct kvm pointer, not in struct kvm (its layout is part of the CRCs of
- * kvm.ko's exports); an xarray keyed by that pointer would walk 11 levels
- * per lookup.  Created with the VM's first fast-path irqfd, freed with the
- * VM, when no irqfd or vCPU of it is left; the hard-irq handler reaches it
- * through irqfd->fastpath_vm, the vCPU thread through the table.
+ * kvm->irqfds.lock with interrupts off.  Created with the VM's first
+ * fast-path irqfd, freed with the VM, when no irqfd or vCPU of it is left;
+ * the hard-irq handler reaches it through irqfd->fastpath_vm, the vCPU
+ * thread through the table.
  */
 struct kvm_irqfd_fastpath_vm {
+	struct kvm_vm_entry entry;
 	struct llist_head pending;
-	struct kvm *kvm;
-	struct hlist_node node;
-	struct rcu_head rcu;
 };
 
-/* Readers: RCU; writers: kvm_irqfd_fp_vms_lock (process context). */
-static DEFINE_HASHTABLE(kvm_irqfd_fp_vms, 8);
-static DEFINE_SPINLOCK(kvm_irqfd_fp_vms_lock);
+static DEFINE_KVM_VM_TABLE(kvm_irqfd_fp_vms);
 
-/* Process context, under rcu_read_lock() or kvm_irqfd_fp_vms_lock. */
+/* Process context: the VM's entry, which lives until the VM is destroyed. */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_find(struct kvm *kvm)
 {
-	struct kvm_irqfd_fastpath_vm *fpvm;
+	struct kvm_vm_entry *e;
 
-	hash_for_each_possible_rcu(kvm_irqfd_fp_vms, fpvm, node,
-				   (unsigned long)kvm,
-				   lockdep_is_held(&kvm_irqfd_fp_vms_lock))
-		if (fpvm->kvm == kvm)
-			return fpvm;
-	return NULL;
+	rcu_read_lock();
+	e = kvm_vm_table_find(&kvm_irqfd_fp_vms, kvm);
+	rcu_read_unlock();
+	return e ? container_of(e, struct kvm_irqfd_fastpath_vm, entry) : NULL;
 }
 
 /*
@@ -235,9 +227,7 @@ void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
 
 	if (!kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
 		return;
-	rcu_read_lock();
 	fpvm = kvm_irqfd_fp_vm_find(kvm);
-	rcu_read_unlock();
 	if (WARN_ON_ONCE(!fpvm))
 		return;
 	idx = srcu_read_lock(&kvm->irq_srcu);
@@ -370,17 +360,15 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
 {
 	struct kvm_irqfd_fastpath_vm *fpvm;
+	struct kvm_vm_entry *e;
 
-	spin_lock(&kvm_irqfd_fp_vms_lock);
-	fpvm = kvm_irqfd_fp_vm_find(kvm);
-	if (fpvm)
-		hash_del_rcu(&fpvm->node);
-	spin_unlock(&kvm_irqfd_fp_vms_lock);
-	if (!fpvm)
+	e = kvm_vm_table_remove(&kvm_irqfd_fp_vms, kvm);
+	if (!e)
 		return;
+	fpvm = container_of(e, struct kvm_irqfd_fastpath_vm, entry);
 	WARN_ON_ONCE(!llist_empty(&fpvm->pending));
 	/* Other VMs' vCPUs may be walking its bucket. */
-	kfree_rcu(fpvm, rcu);
+	kfree_rcu(fpvm, entry.rcu);
 }
 
 /*
@@ -390,28 +378,21 @@ void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
  */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_get(struct kvm *kvm)
 {
-	struct kvm_irqfd_fastpath_vm *fpvm, *new;
+	struct kvm_irqfd_fastpath_vm *fpvm;
+	struct kvm_vm_entry *cur;
 
-	rcu_read_lock();
 	fpvm = kvm_irqfd_fp_vm_find(kvm);
-	rcu_read_unlock();
 	if (fpvm)
 		return fpvm;
-	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
-	if (!new)
+	fpvm = kzalloc(sizeof(*fpvm), GFP_KERNEL_ACCOUNT);
+	if (!fpvm)
 		return NULL;
-	init_llist_head(&new->pending);
-	new->kvm = kvm;
-	spin_lock(&kvm_irqfd_fp_vms_lock);
-	fpvm = kvm_irqfd_fp_vm_find(kvm);
-	if (!fpvm) {
-		hash_add_rcu(kvm_irqfd_fp_vms, &new->node, (unsigned long)kvm);
-		fpvm = new;
-		new = NULL;
-	}
-	spin_unlock(&kvm_irqfd_fp_vms_lock);
-	kfree(new);
-	return fpvm;
+	init_llist_head(&fpvm->pending);
+	cur = kvm_vm_table_insert(&kvm_irqfd_fp_vms, kvm, &fpvm->entry);
+	if (!cur)
+		return fpvm;
+	kfree(fpvm);
+	return container_of(cur, struct kvm_irqfd_fastpath_vm, entry);
 }
 
 /*

@@ -4,17 +4,19 @@
  * that a level MSI route of an IOAPIC pin delivers runs the pin's irqfd
  * resamplers, and may skip the exit to userspace.
  *
- * Per-VM state is an xarray entry keyed by the struct kvm pointer rather
- * than a field of struct kvm or kvm_arch: changing those would change the
- * CRCs of the symbols that stock modules import from kvm.ko.  Entries are
- * published under kvm->lock + kvm->irq_lock, looked up locklessly from the
- * VM's own ioctls and vCPUs, and freed when the VM is destroyed.
+ * Per-VM state is an entry of a table keyed by the struct kvm pointer
+ * (include/linux/kvm_vm_table.h) rather than a field of struct kvm or
+ * kvm_arch: changing those would change the CRCs of the symbols that stock
+ * modules import from kvm.ko.  Entries are published under kvm->lock +
+ * kvm->irq_lock, looked up locklessly from the VM's own ioctls and vCPUs
+ * (every EOI of a split-irqchip level route), and freed when the VM is
+ * destroyed.
  */
 #include <linux/kvm_host.h>
+#include <linux/kvm_vm_table.h>
 #include <linux/kvm_kit.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
-#include <linux/xarray.h>
 
 #include "irq.h"
 #include "lapic.h"
@@ -38,6 +40,7 @@ static bool split_resample_pin_equal(const struct split_resample_pin *a,
 }
 
 struct split_resample {
+	struct kvm_vm_entry entry;
 	u64 flags;		/* KVM_ENABLE_CAP args[0]; immutable */
 	u32 nr_pins;		/* nr_reserved_ioapic_pins at enable; immutable */
 	/* Pins whose route changed, to resample; atomic bitops. */
@@ -65,8 +68,7 @@ static struct split_resample *split_resample_alloc(u32 nr_pins)
 	return sr;
 }
 
-/* struct kvm * -> struct split_resample *.  Readers: RCU; writers: xa_lock. */
-static DEFINE_XARRAY(split_resample_vms);
+static DEFINE_KVM_VM_TABLE(split_resample_vms);
 
 /*
  * Every caller runs in an ioctl or a vCPU of @kvm and the entry is freed at
@@ -74,7 +76,12 @@ static DEFINE_XARRAY(split_resample_vms);
  */
 static struct split_resample *split_resample_get(struct kvm *kvm)
 {
-	return xa_load(&split_resample_vms, (unsigned long)kvm);
+	struct kvm_vm_entry *e;
+
+	rcu_read_lock();
+	e = kvm_vm_table_find(&split_resample_vms, kvm);
+	rcu_read_unlock();
+	return e ? container_of(e, struct split_resample, entry) : NULL;
 }
 
 /* The caller keeps @table alive (kvm->irq_srcu or kvm->irq_lock). */
@@ -155,11 +162,10 @@ int kvm_split_resample_enable_cap(struct kvm *kvm, struct kvm_enable_cap *cap)
 				       lockdep_is_held(&kvm->irq_lock));
 	for (i = 0; i < nr_pins; i++)
 		split_resample_read_pin(kvm, table, i, &sr->pin[i]);
-	r = xa_insert(&split_resample_vms, (unsigned long)kvm, sr,
-		      GFP_KERNEL_ACCOUNT);
+	/* kvm->lock and the check above: there is no entry to collide with. */
+	WARN_ON_ONCE(kvm_vm_table_insert(&split_resample_vms, kvm, &sr->entry));
 	mutex_unlock(&kvm->irq_lock);
-	if (r)
-		kvfree(sr);
+	r = 0;
 
 out_unlock:
 	mutex_unlock(&kvm->lock);
@@ -169,8 +175,12 @@ out_unlock:
 /* After the vCPUs are gone: no EOI, ioctl or routing update can run. */
 void kvm_split_resample_destroy_vm(struct kvm *kvm)
 {
-	might_sleep();
-	kvfree(xa_erase(&split_resample_vms, (unsigned long)kvm));
+	struct kvm_vm_entry *e = kvm_vm_table_remove(&split_resample_vms, kvm);
+
+	/* Other VMs' lookups may be walking its bucket. */
+	if (e)
+		kvfree_rcu(container_of(e, struct split_resample, entry),
+			   entry.rcu);
 }
 
 /*
