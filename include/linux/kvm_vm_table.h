@@ -11,7 +11,6 @@
 
 #include <linux/hashtable.h>
 #include <linux/rcupdate.h>
-#include <linux/spinlock.h>
 
 struct kvm;
 
@@ -26,13 +25,9 @@ struct kvm_vm_entry {
 
 struct kvm_vm_table {
 	DECLARE_HASHTABLE(head, KVM_VM_TABLE_BITS);
-	spinlock_t lock;
 };
 
-#define DEFINE_KVM_VM_TABLE(name)					\
-	struct kvm_vm_table name = {					\
-		.lock = __SPIN_LOCK_UNLOCKED(name.lock),		\
-	}
+#define DEFINE_KVM_VM_TABLE(table)	struct kvm_vm_table table
 
 struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
 				       struct kvm *kvm);

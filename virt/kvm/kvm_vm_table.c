@@ -3,20 +3,24 @@
  * Per-VM data of the kit's own files, keyed by the struct kvm pointer
  * (include/linux/kvm_vm_table.h).  Lookups are lockless under RCU, from a
  * VM's own ioctls and vCPU threads; entries are inserted and removed in
- * process context under the table's spinlock, and freed by their owner
- * after a grace period, since other VMs' lookups may walk the same bucket.
+ * process context under one spinlock for all tables (VMs come and go
+ * rarely), and freed by their owner after a grace period, since other
+ * VMs' lookups may walk the same bucket.
  */
 #include <linux/kvm_vm_table.h>
 #include <linux/lockdep.h>
+#include <linux/spinlock.h>
+
+static DEFINE_SPINLOCK(kvm_vm_tables_lock);
 
 /**
  * kvm_vm_table_find - the entry of @kvm
  * @t: the table
  * @kvm: the VM
  *
- * Any context, under rcu_read_lock() or @t->lock.  The entry stays valid
- * for as long as its owner keeps it (for both users: until the VM is
- * destroyed), not only inside the read-side section.
+ * Any context, under rcu_read_lock() or kvm_vm_tables_lock.  The entry
+ * stays valid for as long as its owner keeps it (for both users: until the
+ * VM is destroyed), not only inside the read-side section.
  *
  * Return: the entry, or NULL.
  */
@@ -26,7 +30,7 @@ struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
 	struct kvm_vm_entry *e;
 
 	hash_for_each_possible_rcu(t->head, e, node, (unsigned long)kvm,
-				   lockdep_is_held(&t->lock))
+				   lockdep_is_held(&kvm_vm_tables_lock))
 		if (e->kvm == kvm)
 			return e;
 	return NULL;
@@ -38,7 +42,7 @@ struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
  * @kvm: the VM
  * @e: the new entry, not in any table
  *
- * Process or atomic context; takes @t->lock.
+ * Process or atomic context; takes kvm_vm_tables_lock.
  *
  * Return: NULL if @e was added, else the entry @kvm already has (@e is
  * then the caller's to free).
@@ -49,13 +53,13 @@ struct kvm_vm_entry *kvm_vm_table_insert(struct kvm_vm_table *t,
 {
 	struct kvm_vm_entry *cur;
 
-	spin_lock(&t->lock);
+	spin_lock(&kvm_vm_tables_lock);
 	cur = kvm_vm_table_find(t, kvm);
 	if (!cur) {
 		e->kvm = kvm;
 		hash_add_rcu(t->head, &e->node, (unsigned long)kvm);
 	}
-	spin_unlock(&t->lock);
+	spin_unlock(&kvm_vm_tables_lock);
 	return cur;
 }
 
@@ -64,8 +68,8 @@ struct kvm_vm_entry *kvm_vm_table_insert(struct kvm_vm_table *t,
  * @t: the table
  * @kvm: the VM
  *
- * Process or atomic context; takes @t->lock.  The caller frees the entry
- * after a grace period (kfree_rcu() or kvfree_rcu() on its @rcu).
+ * Process or atomic context; takes kvm_vm_tables_lock.  The caller frees
+ * the entry after a grace period (kfree_rcu() or kvfree_rcu() on its @rcu).
  *
  * Return: the entry, or NULL if @kvm had none.
  */
@@ -74,10 +78,10 @@ struct kvm_vm_entry *kvm_vm_table_remove(struct kvm_vm_table *t,
 {
 	struct kvm_vm_entry *e;
 
-	spin_lock(&t->lock);
+	spin_lock(&kvm_vm_tables_lock);
 	e = kvm_vm_table_find(t, kvm);
 	if (e)
 		hash_del_rcu(&e->node);
-	spin_unlock(&t->lock);
+	spin_unlock(&kvm_vm_tables_lock);
 	return e;
 }
