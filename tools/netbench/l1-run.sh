@@ -116,15 +116,29 @@ if [ "${NETBENCH_EVENTS:-0}" = 1 ]; then
 	fi
 fi
 
+# Host interrupts over a guest's whole life, per irq with at least 50,
+# from /proc/stat (which keeps an irq's count after it is freed, unlike
+# /proc/interrupts), to set against the guest's own count of its NIC's
+# interrupts (NB-L2-IRQ-COUNTS): a diagnostic of the nomsi rows.
+host_irqs_since() {	# host_irqs_since "INTR LINE BEFORE"
+	grep '^intr ' /proc/stat | awk -v before="$1" '{
+		n = split(before, b, " ")
+		for (i = 3; i <= NF && i <= n; i++)
+			if ($i - b[i] >= 50)
+				printf "irq %d: %d; ", i - 3, $i - b[i]
+	}'
+}
+
 # 3. The matrix.  guest COMBO TAG RRARGS [DEVICE-PROPERTY]: one L2 guest
 # and its rr server; its logs are appended to nb-COMBO[-TAG]-*.txt.
 fp=/sys/module/vfio_pci_core/parameters/fastpath
 guest() {
-	local combo=$1 tag=$2 args=$3 prop=${4-} irq chip extra stem qrc src l2rc
+	local combo=$1 tag=$2 args=$3 prop=${4-} irq chip extra stem qrc src l2rc intr0
 	irq=${combo%-*} chip=${combo#*-}
 	case $irq in msi) extra= ;; nomsi) extra=pci=nomsi ;; *) exit 96 ;; esac
 	case $chip in on | split) ;; *) exit 96 ;; esac
 	stem=$out/nb-$combo${tag:+-$tag}
+	intr0=$(grep '^intr ' /proc/stat)
 	"$rr" server -1 "${stats[@]}" > "$out/srv.tmp" 2>&1 &
 	srv=$!
 	start=$SECONDS
@@ -145,6 +159,7 @@ guest() {
 	src=$?
 	# report.py pairs A's and B's guests by this line.
 	echo "NB-GUEST: $gi" | tee -a "$stem-server.txt" >> "$stem-l2.txt"
+	echo "NB-HOST-IRQS: $(host_irqs_since "$intr0")" >> "$stem-l2.txt"
 	cat "$out/l2.tmp" >> "$stem-l2.txt" 2>/dev/null
 	cat "$out/srv.tmp" >> "$stem-server.txt"
 	cat "$out/qemu.tmp" >> "$stem-qemu.txt"
