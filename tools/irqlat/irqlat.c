@@ -305,6 +305,7 @@ static void print_json_row(FILE *f, const struct irqlat_result *r,
 	JSTR(f, "extra", "raw counts");
 	JNUM(f, "raised", "%u", r->raised);
 	JNUM(f, "delivered", "%u", r->delivered);
+	JNUM(f, "stray", "%u", r->stray);
 	JNUM(f, "signalled", "%lld", r->signalled);
 	JNUM(f, "tsc_khz", "%u", r->tsc_khz);
 	JNUM(f, "lat_med_cycles", "%llu", (unsigned long long)r->lat_med_cyc);
@@ -674,6 +675,11 @@ int main(int argc, char **argv)
 					res.doubled);
 				diag_dump();
 			}
+			if (res.stray)
+				fprintf(stderr,
+					"irqlat: %s/%s: %u ISR run(s) that no LAPIC delivered (interrupts were off, or the vector not in service; the last at 0x%x): the CPU's event delivery, not KVM's irqchip; not counted as doubled (Documentation/testing.rst)\n",
+					irq_name(i), chip_name(c), res.stray,
+					res.stray_eip);
 			if (out.csv)
 				print_csv_row(out.csv, &res, kernel, modules);
 			if (out.text)

@@ -54,6 +54,7 @@ struct irqlat_result {
 	unsigned int n;
 	/* counts from the guest and the host */
 	u32 raised, delivered, doubled;
+	u32 stray, stray_eip;	/* see struct irqlat_guest */
 	long long signalled;	/* host IRQs or eventfd reads; -1 unknown */
 	unsigned int lost;
 	/* latency */

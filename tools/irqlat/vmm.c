@@ -733,6 +733,8 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	res->raised = c->g->raised;
 	res->delivered = c->g->delivered;
 	res->doubled = c->g->doubled;
+	res->stray = c->g->stray;
+	res->stray_eip = c->g->last_eip;
 	res->lost = res->raised > res->delivered ?
 		    res->raised - res->delivered : 0;
 	if (c->chip == CHIP_SPLIT_USERSPACE_ONLY)
@@ -748,8 +750,9 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	 * the guest's READY) or in it, against the host's handler runs.
 	 */
 	if (res->doubled)
-		tap_diag("doubled: %u before the window, %u in it (host irqs: %lld)",
-			 doubled0, res->doubled - doubled0, res->signalled);
+		tap_diag("doubled: %u before the window, %u in it (host irqs: %lld), the last interrupted the guest at 0x%x",
+			 doubled0, res->doubled - doubled0, res->signalled,
+			 c->g->last_eip);
 	latency(c, res);
 out:
 	unwire(c);

@@ -197,7 +197,24 @@ irqlat_isr:
 	incl	IL_DELIVERED
 	movl	$0, IL_PENDING
 	jmp	2f
-1:	incl	IL_DOUBLED
+	/*
+	 * None outstanding.  The LAPIC delivers a fixed interrupt only with
+	 * IF set and keeps it in service until our EOI below; a run without
+	 * either came from the CPU's event delivery alone (see struct
+	 * irqlat_guest), not from KVM's irqchip or anything that feeds it.
+	 * Only this path reads the ISR register, so the measured path keeps
+	 * its exit count.
+	 */
+1:	movl	12(%esp), %eax
+	movl	%eax, IL_LAST_EIP
+	testl	$GUEST_EFLAGS_IF, 20(%esp)
+	jz	4f
+	movl	LAPIC_BASE + LAPIC_ISR + IRQLAT_VECTOR / 32 * 0x10, %eax
+	testl	$1 << (IRQLAT_VECTOR % 32), %eax
+	jnz	5f
+4:	incl	IL_STRAY
+	jmp	2f
+5:	incl	IL_DOUBLED
 2:	movl	IL_ACK_ADDR, %edx
 	testl	%edx, %edx
 	jz	3f

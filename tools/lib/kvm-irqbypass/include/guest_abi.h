@@ -38,6 +38,7 @@
 #define LAPIC_EOI		0x0b0
 #define LAPIC_SVR		0x0f0
 #define LAPIC_ISR		0x100
+#define GUEST_EFLAGS_IF		0x200	/* IF in a saved EFLAGS image */
 #define LAPIC_LVT0		0x350
 #define LAPIC_LVT_MASKED	0x10000
 #define IOAPIC_BASE		0xfec00000
@@ -116,6 +117,8 @@
 #define IL_DOUBLED		(IRQLAT_GPA + 0x24)
 #define IL_PENDING		(IRQLAT_GPA + 0x28)
 #define IL_T0			(IRQLAT_GPA + 0x2c)
+#define IL_STRAY		(IRQLAT_GPA + 0x30)
+#define IL_LAST_EIP		(IRQLAT_GPA + 0x34)
 
 #ifndef __ASSEMBLER__
 #include <assert.h>
@@ -170,9 +173,17 @@ struct irqlat_guest {
 	u32 target;		/* raises to do */
 	u32 raised;		/* raise writes done */
 	u32 delivered;		/* ISR runs with a raise outstanding */
-	u32 doubled;		/* ISR runs with none outstanding */
+	u32 doubled;		/* ISR runs with none outstanding, from the LAPIC */
 	u32 pending;		/* a raise is outstanding */
 	u32 t0;			/* TSC (low 32 bits) just before the raise */
+	/*
+	 * ISR runs with none outstanding that no LAPIC delivered: the code
+	 * they interrupted had IF clear, or the vector was not in service.
+	 * Seen under nested TCG, where the emulated CPU ran the ISR again in
+	 * a VMRUN in which KVM injected nothing (Documentation/testing.rst).
+	 */
+	u32 stray;
+	u32 last_eip;		/* return address of the last such run */
 };
 
 #define IL_CHECK(field, gpa) \
@@ -190,6 +201,8 @@ IL_CHECK(delivered, IL_DELIVERED);
 IL_CHECK(doubled, IL_DOUBLED);
 IL_CHECK(pending, IL_PENDING);
 IL_CHECK(t0, IL_T0);
+IL_CHECK(stray, IL_STRAY);
+IL_CHECK(last_eip, IL_LAST_EIP);
 #undef IL_CHECK
 
 /* Symbols from guest_code.S; the blob is copied to GUEST_CODE_GPA. */
