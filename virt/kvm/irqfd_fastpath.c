@@ -64,14 +64,11 @@ struct kvm_irqfd_fastpath_vm {
 
 static DEFINE_KVM_VM_TABLE(kvm_irqfd_fp_vms);
 
-/* Process context: the VM's entry, which lives until the VM is destroyed. */
+/* The VM's entry, which lives until the VM is destroyed; NULL: none. */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_find(struct kvm *kvm)
 {
-	struct kvm_vm_entry *e;
+	struct kvm_vm_entry *e = kvm_vm_table_find(&kvm_irqfd_fp_vms, kvm);
 
-	rcu_read_lock();
-	e = kvm_vm_table_find(&kvm_irqfd_fp_vms, kvm);
-	rcu_read_unlock();
 	return e ? container_of(e, struct kvm_irqfd_fastpath_vm, entry) : NULL;
 }
 

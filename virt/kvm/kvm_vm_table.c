@@ -13,19 +13,9 @@
 
 static DEFINE_SPINLOCK(kvm_vm_tables_lock);
 
-/**
- * kvm_vm_table_find - the entry of @kvm
- * @t: the table
- * @kvm: the VM
- *
- * Any context, under rcu_read_lock() or kvm_vm_tables_lock.  The entry
- * stays valid for as long as its owner keeps it (for both users: until the
- * VM is destroyed), not only inside the read-side section.
- *
- * Return: the entry, or NULL.
- */
-struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
-				       struct kvm *kvm)
+/* Under rcu_read_lock() or kvm_vm_tables_lock. */
+static struct kvm_vm_entry *__kvm_vm_table_find(struct kvm_vm_table *t,
+						struct kvm *kvm)
 {
 	struct kvm_vm_entry *e;
 
@@ -34,6 +24,29 @@ struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
 		if (e->kvm == kvm)
 			return e;
 	return NULL;
+}
+
+/**
+ * kvm_vm_table_find - the entry of @kvm
+ * @t: the table
+ * @kvm: the VM
+ *
+ * Any context; walks the bucket under rcu_read_lock().  The entry stays
+ * valid for as long as its owner keeps it (for both users: until the VM is
+ * destroyed, so for the VM's own ioctls and vCPUs), not only inside the
+ * read-side section.
+ *
+ * Return: the entry, or NULL.
+ */
+struct kvm_vm_entry *kvm_vm_table_find(struct kvm_vm_table *t,
+				       struct kvm *kvm)
+{
+	struct kvm_vm_entry *e;
+
+	rcu_read_lock();
+	e = __kvm_vm_table_find(t, kvm);
+	rcu_read_unlock();
+	return e;
 }
 
 /**
@@ -54,7 +67,7 @@ struct kvm_vm_entry *kvm_vm_table_insert(struct kvm_vm_table *t,
 	struct kvm_vm_entry *cur;
 
 	spin_lock(&kvm_vm_tables_lock);
-	cur = kvm_vm_table_find(t, kvm);
+	cur = __kvm_vm_table_find(t, kvm);
 	if (!cur) {
 		e->kvm = kvm;
 		hash_add_rcu(t->head, &e->node, (unsigned long)kvm);
@@ -79,7 +92,7 @@ struct kvm_vm_entry *kvm_vm_table_remove(struct kvm_vm_table *t,
 	struct kvm_vm_entry *e;
 
 	spin_lock(&kvm_vm_tables_lock);
-	e = kvm_vm_table_find(t, kvm);
+	e = __kvm_vm_table_find(t, kvm);
 	if (e)
 		hash_del_rcu(&e->node);
 	spin_unlock(&kvm_vm_tables_lock);

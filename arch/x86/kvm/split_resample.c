@@ -76,11 +76,8 @@ static DEFINE_KVM_VM_TABLE(split_resample_vms);
  */
 static struct split_resample *split_resample_get(struct kvm *kvm)
 {
-	struct kvm_vm_entry *e;
+	struct kvm_vm_entry *e = kvm_vm_table_find(&split_resample_vms, kvm);
 
-	rcu_read_lock();
-	e = kvm_vm_table_find(&split_resample_vms, kvm);
-	rcu_read_unlock();
 	return e ? container_of(e, struct split_resample, entry) : NULL;
 }
 
