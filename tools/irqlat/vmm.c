@@ -750,7 +750,7 @@ static int one_run(struct run_ctx *c, struct irqlat_result *res)
 	 * the guest's READY) or in it, against the host's handler runs.
 	 */
 	if (res->doubled)
-		tap_diag("doubled: %u before the window, %u in it (host irqs: %lld), the last interrupted the guest at 0x%x",
+		tap_diag("doubled: %u before the window, %u in it (host irqs: %lld; last at 0x%x)",
 			 doubled0, res->doubled - doubled0, res->signalled,
 			 c->g->last_eip);
 	latency(c, res);
