@@ -148,6 +148,16 @@ if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 		--name check-stock --timeout 300 -- \
 		"$sel/run_tests.sh" "${stock_ref[@]}"
 fi
+# intx-exclusive: vfio's INTx on a line it holds alone (vfio_pci.nointxmask=1,
+# as for a device without DisINTx): the fast handler masks the host line
+# with disable_irq_nosync() and, on rt, requests it without IRQF_ONESHOT
+# (Documentation/vfio-fastpath.rst).  One more boot; QEMU only (the edu).
+if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
+	run_step intx-exclusive "$kit_top/scripts/kit/testbed.sh" --modules kit \
+		--name check-intx-exclusive --timeout 600 \
+		--append vfio_pci.nointxmask=1 -- \
+		"$sel/run_tests.sh" vfio_intx vfio_intx_split stress_intx
+fi
 # stock-irqbypass: a stock irqbypass loaded first (as by an initramfs built
 # before the kit was installed), then modprobe kvm_amd and vfio_pci with the
 # dkms package's modprobe.d rule: the stock set loads and a guest runs
