@@ -21,8 +21,8 @@
  * both sides, as the stock manager does, and protects the hash table.  The
  * fast path takes no lock: an RCU reader (preemption off) keeps the entry
  * it reads from prod->node allocated (entries go through kfree_rcu(),
- * nobody waits for it), and the unpair hides ->fast_cons and then waits only for the
- * producer's running handler (its sync callback, by default
+ * nobody waits for it), and the unpair hides ->fast_cons and then waits
+ * only for the producer's running handler (its sync callback, by default
  * synchronize_hardirq() on prod->irq): no grace period under irqbp_lock.
  */
 

@@ -183,7 +183,7 @@ struct irqlat_guest {
 	 * a VMRUN in which KVM injected nothing (Documentation/testing.rst).
 	 */
 	u32 stray;
-	u32 last_eip;		/* return address of the last such run */
+	u32 last_eip;		/* where the last run with none outstanding came */
 };
 
 #define IL_CHECK(field, gpa) \
