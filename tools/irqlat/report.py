@@ -141,6 +141,24 @@ def tracing_refusals(outdir):
     return bad
 
 
+def stray_line(outdir):
+    """ISR runs that no LAPIC delivered (irqlat's "stray" count, not in the
+    doubled column): the testbed's emulated CPU, Documentation/testing.rst.
+    One line, so that the table says when there were any."""
+    found = []
+    for name in sorted(p for p in os.listdir(outdir)
+                       if p.startswith("irqlat-") and p.endswith(".json")):
+        with open(os.path.join(outdir, name)) as f:
+            for r in json.load(f):
+                if int(r.get("stray", 0)):
+                    found.append("%s %s/%s %s/%s" % (
+                        r["stray"], r["irq"], r["irqchip"], r["kernel"],
+                        r["modules"]))
+    return ("ISR runs that no LAPIC delivered (the emulated CPU's, not "
+            "counted as doubled; Documentation/testing.rst): %s." %
+            (", ".join(found) if found else "none"))
+
+
 def table(rows):
     head = [h for _, h, _ in COLS] + ["lat vs ref", "irqs/s vs ref"]
     body = []
@@ -322,7 +340,7 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
     head, body = table(rows)
-    note_lines = notes(a.icount, when, machine())
+    note_lines = notes(a.icount, when, machine()) + [stray_line(a.dir)]
     sys.stdout.write(write_text(os.path.join(a.dir, "matrix.txt"), head, body,
                                 note_lines))
     write_md(os.path.join(a.dir, "matrix.md"), head, body, note_lines, a.title)

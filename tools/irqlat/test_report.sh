@@ -34,7 +34,7 @@ report() {
 }
 
 echo "TAP version 13"
-echo "1..4"
+echo "1..5"
 
 report "$tmp/off" off off
 python3 "$here/report.py" "$tmp/off" > "$tmp/off.out" 2>&1 &&
@@ -57,6 +57,14 @@ rm "$tmp/none"/irqlat-*.json
 python3 "$here/report.py" "$tmp/none" > /dev/null 2>&1
 [ $? -ne 0 ]
 ok $? "no irqlat JSON at all: refused"
+
+report "$tmp/stray" off off
+echo '[{"irq": "msi", "irqchip": "kernel", "kernel": "6.12-generic", "modules": "kit", "tracing": "off", "n": 500, "stray": 1}]' \
+	> "$tmp/stray/irqlat-6.12-generic-kit.json"
+python3 "$here/report.py" "$tmp/stray" > "$tmp/stray.out" 2>&1 &&
+	grep -q 'no LAPIC delivered .*: 1 msi/kernel 6.12-generic/kit\.$' "$tmp/stray/matrix.txt" &&
+	grep -q 'no LAPIC delivered .*: none\.$' "$tmp/off/matrix.txt"
+ok $? "stray ISR runs: named under the table (none: says so)"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
