@@ -42,7 +42,7 @@ bool fastpath_trace_start(void)
 
 	trace_enabled_here = !read_text_file(TRACEFS "/events/vfio_fastpath/enable",
 					     buf, sizeof(buf)) || buf[0] != '1';
-	return write_text_file(TRACEFS "/buffer_size_kb", "4096") &&
+	return write_text_file(TRACEFS "/buffer_size_kb", "16384") &&
 	       (!trace_enabled_here ||
 		write_text_file(TRACEFS "/events/vfio_fastpath/enable", "1")) &&
 	       write_text_file(TRACEFS "/trace", "");
@@ -58,6 +58,7 @@ void fastpath_trace_stop(void)
 void fastpath_trace_count(int irq, long long *hits, long long *misses)
 {
 	char line[512], hit[64], miss[64];
+	unsigned long long kept = 0, written = 0;
 	FILE *f;
 
 	*hits = -1;
@@ -77,10 +78,24 @@ void fastpath_trace_count(int irq, long long *hits, long long *misses)
 	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, "LOST"))
 			tap_diag("trace: %s", line);
+		if (sscanf(line, "# entries-in-buffer/entries-written: %llu/%llu",
+			   &kept, &written) == 2)
+			continue;
 		if (strstr(line, hit))
 			(*hits)++;
 		else if (strstr(line, miss))
 			(*misses)++;
 	}
 	fclose(f);
+	/*
+	 * The buffer overwrites its oldest events when full (81,706 MSIs in
+	 * stress_irqfd_churn's 187 s on the rt debug kernel, with kvm_set_irq
+	 * on too): the counts would be short, not wrong.  Say so, count none.
+	 */
+	if (written > kept) {
+		tap_diag("trace: %llu of %llu events overwritten, hits/misses not counted",
+			 written - kept, written);
+		*hits = -1;
+		*misses = -1;
+	}
 }
