@@ -1068,9 +1068,11 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 	 * preempt-disabled section has been an RCU reader since the flavours
 	 * were consolidated (4.20) and costs a count in hard irq, where
 	 * rcu_read_lock() is two out-of-line calls on PREEMPT_RCU kernels
-	 * (Debian's generic and rt).
+	 * (Debian's generic and rt).  Not the _notrace variant: without
+	 * lockdep both compile to the same preempt count, with it this one
+	 * records the reader for RCU_LOCKDEP_WARN().
 	 */
-	rcu_read_lock_sched_notrace();
+	rcu_read_lock_sched();
 	e = irqbp_marked_entry(&prod->node, false);
 	if (!e || READ_ONCE(e->prod) != prod) {
 		ret = -ENOENT;
@@ -1095,7 +1097,7 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 	else
 		atomic64_inc(&e->misses);
 out:
-	rcu_read_unlock_sched_notrace();
+	rcu_read_unlock_sched();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(irq_bypass_fastpath);
