@@ -123,18 +123,24 @@ def load_samples(paths):
     return samples
 
 
+def boot_records(outdir):
+    """(file name, its records) of each boot's irqlat-*.json, by name."""
+    for name in sorted(p for p in os.listdir(outdir)
+                       if p.startswith("irqlat-") and p.endswith(".json")):
+        with open(os.path.join(outdir, name)) as f:
+            yield name, json.load(f)
+
+
 def tracing_refusals(outdir):
     """Each boot's irqlat-*.json says what of the kernel's tracing was on;
     a figure measured with an event, probe or tracer on describes a kernel
     no user runs.  Returns one line per boot that was not "off"."""
     bad = []
-    names = sorted(p for p in os.listdir(outdir)
-                   if p.startswith("irqlat-") and p.endswith(".json"))
-    if not names:
+    boots = list(boot_records(outdir))
+    if not boots:
         return ["no irqlat-*.json beside matrix.csv: tracing state unknown"]
-    for name in names:
-        with open(os.path.join(outdir, name)) as f:
-            states = {r.get("tracing", "unknown") for r in json.load(f)}
+    for name, records in boots:
+        states = {r.get("tracing", "unknown") for r in records}
         states.discard("off")
         if states:
             bad.append("%s: tracing %s" % (name, ", ".join(sorted(states))))
@@ -145,15 +151,10 @@ def stray_line(outdir):
     """ISR runs that no LAPIC delivered (irqlat's "stray" count, not in the
     doubled column): the testbed's emulated CPU, Documentation/testing.rst.
     One line, so that the table says when there were any."""
-    found = []
-    for name in sorted(p for p in os.listdir(outdir)
-                       if p.startswith("irqlat-") and p.endswith(".json")):
-        with open(os.path.join(outdir, name)) as f:
-            for r in json.load(f):
-                if int(r.get("stray", 0)):
-                    found.append("%s %s/%s %s/%s" % (
-                        r["stray"], r["irq"], r["irqchip"], r["kernel"],
-                        r["modules"]))
+    found = ["%s %s/%s %s/%s" % (r["stray"], r["irq"], r["irqchip"],
+                                 r["kernel"], r["modules"])
+             for _, records in boot_records(outdir)
+             for r in records if int(r.get("stray", 0))]
     return ("ISR runs that no LAPIC delivered (the emulated CPU's, not "
             "counted as doubled; Documentation/testing.rst): %s." %
             (", ".join(found) if found else "none"))
