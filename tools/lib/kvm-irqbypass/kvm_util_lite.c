@@ -208,6 +208,10 @@ void vm_destroy(struct lite_vm *vm)
 	if (!vm)
 		return;
 	for (vcpu = vm->vcpu; vcpu < vm->vcpu + GUEST_MAX_VCPUS; vcpu++) {
+		if (vcpu->params && vcpu->params->stray)
+			/* The emulated CPU's; Documentation/testing.rst. */
+			tap_diag("vCPU %u: %u ISR run(s) with IF clear, not counted",
+				 vcpu->id, vcpu->params->stray);
 		if (vcpu->run)
 			munmap(vcpu->run, vcpu->run_size);
 		if (vcpu->fd >= 0)
@@ -351,6 +355,7 @@ static int vcpu_create(struct lite_vm *vm, const struct guest_params *params)
 					       vcpu->id * GUEST_PARAMS_STRIDE);
 	*vcpu->params = *params;
 	vcpu->params->count = 0;
+	vcpu->params->stray = 0;
 
 	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)vcpu->id);
 	if (vcpu->fd < 0) {

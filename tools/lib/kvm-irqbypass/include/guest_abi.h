@@ -81,6 +81,7 @@
 #define GPARAM_POST_EOI_PORT	0x18
 #define GPARAM_TARGET		0x1c
 #define GPARAM_COUNT		0x20
+#define GPARAM_STRAY		0x24
 
 /*
  * The benchmark guest (irqlat_entry, irqlat_isr): a loop that raises one
@@ -128,8 +129,8 @@
 
 /*
  * Shared between host and guest, one per vCPU (see GUEST_PARAMS_STRIDE).
- * The host fills in everything but count before the vCPU runs; the guest
- * only writes count.
+ * The host fills in everything but count and stray before the vCPU runs;
+ * the guest only writes those two.
  */
 struct guest_params {
 	u32 flags;
@@ -141,6 +142,12 @@ struct guest_params {
 	u32 post_eoi_port;	/* 0: no exit after the EOI */
 	u32 target;	/* ISR count at which the guest reports done */
 	u32 count;		/* ISR invocations, written by the guest */
+	/*
+	 * ISR runs whose interrupted code had IF clear, not in count: no
+	 * LAPIC delivers a maskable interrupt then.  The testbed's emulated
+	 * CPU replays an ISR now and then (Documentation/testing.rst).
+	 */
+	u32 stray;
 };
 
 #define GPARAM_CHECK(field, gp) \
@@ -155,6 +162,7 @@ GPARAM_CHECK(pre_eoi_port, GPARAM_PRE_EOI_PORT);
 GPARAM_CHECK(post_eoi_port, GPARAM_POST_EOI_PORT);
 GPARAM_CHECK(target, GPARAM_TARGET);
 GPARAM_CHECK(count, GPARAM_COUNT);
+GPARAM_CHECK(stray, GPARAM_STRAY);
 #undef GPARAM_CHECK
 static_assert(sizeof(struct guest_params) <= GUEST_PARAMS_STRIDE,
 	      "guest ABI: params stride");
