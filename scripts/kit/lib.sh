@@ -64,8 +64,9 @@ kit_apply_series() {
 # benchmarks and checks that run a VMM in the testbed.  Sets l2k to Debian's
 # generic kernel image of the line (whatever the testbed runs, so that rows
 # differ only in the testbed's kernel and modules) and builds INITRD, when
-# missing or older than INIT or a FILE: busybox, INIT as /init, each MODULE
-# of that kernel decompressed to /MODULE.ko, each FILE in /.
+# missing, older than INIT or a FILE, or made for another kernel (INITRD.krel
+# names the release its modules are from): busybox, INIT as /init, each
+# MODULE of that kernel decompressed to /MODULE.ko, each FILE in /.
 kit_l2_guest() {
 	local out=$1 init=$2 mods=() files=() m f ir l2mods stale=0
 	shift 2
@@ -77,6 +78,9 @@ kit_l2_guest() {
 	      echo "$IMGROOT/boot/vmlinuz-$KREL")
 	l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
 	[ -s "$out" ] || stale=1
+	# The same INITRD for another line (KLINE=6.1 after 6.12) would carry
+	# modules that the L2 kernel refuses ("invalid module format").
+	[ "$(cat "$out.krel" 2>/dev/null)" = "${l2k##*/vmlinuz-}" ] || stale=1
 	for f in "$init" "${files[@]}"; do
 		if [ "$f" -nt "$out" ]; then stale=1; fi
 	done
@@ -97,6 +101,7 @@ kit_l2_guest() {
 		esac
 	done
 	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"
+	echo "${l2k##*/vmlinuz-}" > "$out.krel"
 	rm -rf "$ir"
 }
 
