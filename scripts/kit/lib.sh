@@ -68,7 +68,7 @@ kit_apply_series() {
 # names the release its modules are from): busybox, INIT as /init, each
 # MODULE of that kernel decompressed to /MODULE.ko, each FILE in /.
 kit_l2_guest() {
-	local out=$1 init=$2 mods=() files=() m f ir l2mods stale=0
+	local out=$1 init=$2 mods=() files=() m f ir l2rel l2mods stale=0
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do mods+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
@@ -76,11 +76,12 @@ kit_l2_guest() {
 	# shellcheck disable=SC2030,SC2031 # kit_target's variables stay in the subshell
 	l2k=$(FLAVOUR=generic; unset KREL; kit_target; kit_image >&2
 	      echo "$IMGROOT/boot/vmlinuz-$KREL")
-	l2mods=${l2k%/boot/*}/lib/modules/${l2k##*/vmlinuz-}
+	l2rel=${l2k##*/vmlinuz-}
+	l2mods=${l2k%/boot/*}/lib/modules/$l2rel
 	[ -s "$out" ] || stale=1
 	# The same INITRD for another line (KLINE=6.1 after 6.12) would carry
 	# modules that the L2 kernel refuses ("invalid module format").
-	[ "$(cat "$out.krel" 2>/dev/null)" = "${l2k##*/vmlinuz-}" ] || stale=1
+	[ "$(cat "$out.krel" 2>/dev/null)" = "$l2rel" ] || stale=1
 	for f in "$init" "${files[@]}"; do
 		if [ "$f" -nt "$out" ]; then stale=1; fi
 	done
@@ -101,7 +102,7 @@ kit_l2_guest() {
 		esac
 	done
 	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"
-	echo "${l2k##*/vmlinuz-}" > "$out.krel"
+	echo "$l2rel" > "$out.krel"
 	rm -rf "$ir"
 }
 
