@@ -147,5 +147,5 @@ tb_result() {
 # What the testbed prints of its console: from guest-setup.sh's first line
 # to the result marker.
 tb_filter() {
-	sed -n '/^# testbed: setup/,/^KIT-TESTBED-RC=/p' | grep -v '^# testbed: setup'
+	sed -un '/^# testbed: setup/,/^KIT-TESTBED-RC=/p' | grep --line-buffered -v '^# testbed: setup'
 }

@@ -134,7 +134,7 @@ for attempt in 1 2; do
 		-device intel-iommu -device edu -device edu,addr=07.0 \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
-		< /dev/null 2>&1 | tr -d '\r' | tee "$log" | tb_filter
+		< /dev/null 2>&1 | sed -u 's/\r//g' | tee "$log" | tb_filter
 	qrc=${PIPESTATUS[0]}
 	set -e
 	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
