@@ -16,6 +16,8 @@ struct kvm_vcpu;
 
 void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd);
 void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd);
+void kvm_irqfd_assign_done(struct kvm_kernel_irqfd *irqfd);
+bool kvm_irqfd_shutdown_needs_sync(struct kvm_kernel_irqfd *irqfd);
 void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu);
 void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu);
 void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm);

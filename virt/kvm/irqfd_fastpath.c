@@ -44,10 +44,12 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 /*
  * irqfd->fastpath_state: PENDING, the pin waits for a vCPU thread to set it
  * (the token); QUEUED, irqfd->fastpath_node is on its VM's pending list or
- * in a batch a drainer took from it.  PENDING implies QUEUED.
+ * in a batch a drainer took from it.  PENDING implies QUEUED.  ASSIGNED,
+ * kvm_irqfd_assign() is done with the irqfd (kvm_irqfd_assign_done()).
  */
 #define KVM_IRQFD_FP_PENDING	BIT(0)
 #define KVM_IRQFD_FP_QUEUED	BIT(1)
+#define KVM_IRQFD_FP_ASSIGNED	BIT(2)
 
 /*
  * Per VM: the irqfds whose pin waits for a vCPU thread, so that the thread
@@ -192,7 +194,9 @@ static void kvm_irqfd_fp_drain(struct kvm *kvm,
 		 * Last access to the irqfd: from here the handler may queue
 		 * it again (QUEUED is clear), and irqfd_shutdown() free it.
 		 */
-		if (!(atomic_xchg(&irqfd->fastpath_state, 0) &
+		if (!(atomic_fetch_andnot(KVM_IRQFD_FP_PENDING |
+					  KVM_IRQFD_FP_QUEUED,
+					  &irqfd->fastpath_state) &
 		      KVM_IRQFD_FP_PENDING))
 			continue;
 		if (level) {
@@ -345,6 +349,41 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 	srcu_read_unlock(&kvm->irq_srcu, idx);
 	if (atomic_read_acquire(&irqfd->fastpath_state) & KVM_IRQFD_FP_QUEUED)
 		synchronize_srcu(&kvm->irq_srcu);
+}
+
+/**
+ * kvm_irqfd_assign_done - the assign path's last access to the irqfd
+ * @irqfd: the irqfd, from kvm_irqfd_assign() just before it leaves its
+ *	   kvm->irq_srcu read-side section
+ *
+ * Process context.  irqfd_shutdown() waits for an irq_srcu grace period
+ * only so that an irqfd deactivated while kvm_irqfd_assign() still sets
+ * it up (it is on kvm->irqfds.items before vfs_poll() and the consumer's
+ * registration) is not torn down under it.  The release pairs with the
+ * acquire in kvm_irqfd_shutdown_needs_sync(): once it sees the flag,
+ * every store of the assign path to the irqfd is visible and none is left
+ * to come, so the wait can be skipped.  Nothing else in irqfd_shutdown()
+ * relies on that grace period: irqfd_wakeup() runs under the eventfd's
+ * wait-queue lock (eventfd_ctx_remove_wait_queue() waits for it), the
+ * inject work is flushed, the resampler and the fast path synchronize on
+ * their own.
+ */
+void kvm_irqfd_assign_done(struct kvm_kernel_irqfd *irqfd)
+{
+	atomic_fetch_or_release(KVM_IRQFD_FP_ASSIGNED, &irqfd->fastpath_state);
+}
+
+/**
+ * kvm_irqfd_shutdown_needs_sync - whether irqfd_shutdown() must wait
+ * @irqfd: the irqfd, from irqfd_shutdown() (process context)
+ *
+ * Return: true while kvm_irqfd_assign() may still be setting up @irqfd,
+ * i.e. irqfd_shutdown() must synchronize kvm->irq_srcu as stock does.
+ */
+bool kvm_irqfd_shutdown_needs_sync(struct kvm_kernel_irqfd *irqfd)
+{
+	return !(atomic_read_acquire(&irqfd->fastpath_state) &
+		 KVM_IRQFD_FP_ASSIGNED);
 }
 
 /**
