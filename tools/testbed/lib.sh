@@ -98,6 +98,26 @@ tb_cmdfiles() {
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 }
 
+# tb_setup_watch LOG PIDFILE SECONDS: in the background of a boot, stop
+# the testbed's QEMU (its pid in PIDFILE, from -pidfile) when LOG has no
+# "# testbed: setup" line after SECONDS, and leave LOG.stalled: the kernel
+# stalled before it ran anything of ours.  Returns at once when the line
+# comes or QEMU is gone.
+tb_setup_watch() {
+	local log=$1 pidfile=$2 left=$3 pid
+	while [ "$left" -gt 0 ]; do
+		sleep 1
+		left=$((left - 1))
+		grep -q '^# testbed: setup' "$log" 2>/dev/null && return 0
+		pid=$(cat "$pidfile" 2>/dev/null) || continue
+		kill -0 "$pid" 2>/dev/null || return 0
+	done
+	pid=$(cat "$pidfile" 2>/dev/null) || return 0
+	grep -q '^# testbed: setup' "$log" 2>/dev/null && return 0
+	touch "$log.stalled"
+	kill "$pid" 2>/dev/null || true
+}
+
 # tb_stock_panic LOG: true when the console LOG shows a kernel panic (a
 # kernel message, not a test's output) and
 # guest-setup.sh listed the loaded modules of the set, every one from the

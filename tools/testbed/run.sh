@@ -35,6 +35,10 @@
 # read them); without it no event is on, as on a user's host: benchmarks
 # never pass it.
 #
+# A boot whose kernel has not reached the setup (guest-setup.sh's first
+# line) after TB_SETUP_TIMEOUT seconds (300) is stopped and, as a boot that
+# died before it, booted once more: nothing of ours ran in it.
+#
 # Modules: "kit" installs $TB_KIT_BUILD/**.ko into an updates/ directory
 # beside the stock tree and runs depmod, as `make install` does on a real
 # host; "stock" uses the stock tree alone.
@@ -43,6 +47,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 modules=kit timeout=900 smp=2 mem=2048 append= name= icount= trace_events=
+setup_timeout=${TB_SETUP_TIMEOUT:-300}
+[[ "$setup_timeout" =~ ^[1-9][0-9]*$ ]] || die "TB_SETUP_TIMEOUT=$setup_timeout: seconds"
 qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -121,14 +127,20 @@ log=$out/console.log
 # boot when the kernel panicked in a boot whose modules were all stock
 # (tb_stock_panic): the same stale text, a jump into the middle of an
 # instruction, killed a 6.12 stock boot at 8 s in CI on 5 December 2026.
+# And one more boot when the kernel stalled before the setup (a lost
+# timer wakeup of an idle vCPU: RCU stall reports from 22 s on, once on
+# 6 December 2026, 6.12 rt); tb_setup_watch stops it.
 # A kit boot never boots twice: its panics are ours to fail on.
 for attempt in 1 2; do
 	step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
 	start=$SECONDS
+	rm -f "$out/qemu.pid" "$log.stalled"
+	tb_setup_watch "$log" "$out/qemu.pid" "$setup_timeout" &
+	watch=$!
 	set +e
 	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
 		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_extra[@]}" \
-		-nographic -no-reboot -monitor none -serial stdio \
+		-nographic -no-reboot -monitor none -serial stdio -pidfile "$out/qemu.pid" \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$repo $append" \
 		-device intel-iommu -device edu -device edu,addr=07.0 \
@@ -136,12 +148,16 @@ for attempt in 1 2; do
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
 		< /dev/null 2>&1 | sed -u 's/\r//g' | tee "$log" | tb_filter
 	qrc=${PIPESTATUS[0]}
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
 	set -e
 	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
 	# why: the console's name, what the log says, why booting again is safe
 	why=
 	if [ $attempt -eq 2 ]; then
 		:
+	elif [ -e "$log.stalled" ]; then
+		why="stall|the testbed kernel stalled before its setup (${setup_timeout}s)|the first boot ran nothing of ours"
 	elif [ "$qrc" -ne 124 ] && [ "$qrc" -ne 137 ] &&
 	     ! grep -q '^# testbed: setup' "$log"; then
 		why="boot|the testbed kernel died before its setup|the first boot ran nothing of ours"

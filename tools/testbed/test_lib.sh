@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Host-side tests of tools/testbed/lib.sh's boot-retry rule (TAP), run by
+# Host-side tests of tools/testbed/lib.sh's boot-retry rules (TAP), run by
 # make check: run.sh boots a second time after a kernel panic only when
-# every module of the set that the boot loaded came from the stock tree.
+# every module of the set that the boot loaded came from the stock tree,
+# and stops a boot that has not reached its setup in time.
 #
 #   test_lib.sh
 set -uo pipefail
@@ -58,6 +59,32 @@ console "$tmp/e" "" kernel panic
 sed -i '/^# testbed: [a-z_]*  \//d' "$tmp/e"
 ! tb_stock_panic "$tmp/e"
 ok $? "a panic before the module list: no second boot by this rule"
+
+# tb_setup_watch: a stand-in for QEMU (sleep) with its pid in a pidfile.
+echo "[    3.2] 9p: Installing v9fs 9p2000 file system support" > "$tmp/s1"
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/s1.pid"
+tb_setup_watch "$tmp/s1" "$tmp/s1.pid" 2
+wait "$pid" 2>/dev/null
+[ $? -eq 143 ] && [ -e "$tmp/s1.stalled" ]
+ok $? "no setup line within the bound: QEMU stopped (SIGTERM), the boot marked stalled"
+
+console "$tmp/s2" "" kernel
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/s2.pid"
+tb_setup_watch "$tmp/s2" "$tmp/s2.pid" 2
+kill -0 "$pid" 2>/dev/null && [ ! -e "$tmp/s2.stalled" ]
+ok $? "setup line there: QEMU left running, not marked"
+kill "$pid"; wait "$pid" 2>/dev/null
+
+echo "[    3.2] 9p: Installing v9fs 9p2000 file system support" > "$tmp/s3"
+sleep 0.1 & pid=$!
+wait "$pid"
+echo "$pid" > "$tmp/s3.pid"
+start=$SECONDS
+tb_setup_watch "$tmp/s3" "$tmp/s3.pid" 30
+[ $((SECONDS - start)) -lt 10 ] && [ ! -e "$tmp/s3.stalled" ]
+ok $? "QEMU already gone: the watch returns, nothing marked"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
