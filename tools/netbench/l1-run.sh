@@ -30,8 +30,9 @@
 #           to the VMM, interrupt-window exits
 #
 # NETBENCH_AB=1 (the kit's modules): same-boot A/B.  Each repetition is a
-# guest of its own running one repetition, alternating A B A B ... per
-# combination; A is the stock path, B the kit's:
+# guest of its own running one repetition, A then B per combination, the
+# combinations in turn (round i: A B of each, then round i + 1); A is the
+# stock path, B the kit's:
 #   A  vfio_pci_core.fastpath=0 (stock's hard-irq handlers for MSI and
 #      INTx, read when the vector's interrupt is requested, i.e. at the
 #      guest's VFIO_DEVICE_SET_IRQS) and, with NETBENCH_QEMU_KIT=1, the
@@ -181,8 +182,11 @@ if [ "${NETBENCH_AB:-0}" = 1 ]; then
 	aprop=
 	[ "${NETBENCH_QEMU_KIT:-0}" = 1 ] && aprop=,x-kvm-split-resample=off
 	echo "# netbench: same-boot A/B, $reps pairs per combination: A fastpath=0${aprop:+ $aprop}, B fastpath=1"
-	for combo in "$@"; do
-		for gi in $(seq "$reps"); do
+	# Round by round: guest i of every combination before guest i + 1,
+	# so that guest i of nomsi/split and of nomsi/on (report.py pairs
+	# them) run minutes apart, not a combination's whole run apart.
+	for gi in $(seq "$reps"); do
+		for combo in "$@"; do
 			echo 0 > "$fp"
 			echo "# netbench: $combo A $gi: fastpath=$(cat "$fp")"
 			guest "$combo" a "$one" "$aprop"

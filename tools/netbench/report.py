@@ -96,6 +96,29 @@ def pairs(a, b):
             if r["guest"] in ra and ra[r["guest"]] > 0]
 
 
+def split_on_paired(kernel, modules, on, split):
+    """The note on nomsi/split against nomsi/on, paired: guest i of split
+    over guest i of on (kit-modules boots, B guests).  l1-run.sh runs the
+    combinations' guests round by round (guest i of every combination
+    before guest i + 1), so a pair ran minutes apart, not a combination's
+    whole run apart.  [] without guest numbers (no A/B)."""
+    pr = pairs(on, split)
+    if len(pr) < 2:
+        return []
+    med, lo, hi, cov = median_interval(pr)
+    what = (f"{kernel} {modules} nomsi/split over nomsi/on, paired "
+            f"(guest i of each): {med:.3f}, interval {lo:.3f}..{hi:.3f} "
+            f"({len(pr)} pairs, coverage {cov * 100:.1f} %)")
+    if cov < CONF:
+        return ["no verdict, the interval covers less than "
+                f"{CONF * 100:.0f} %: " + what]
+    if hi < 1:
+        return ["split BELOW on (the whole interval below 1): " + what]
+    if lo > 1:
+        return ["split above on (the whole interval above 1): " + what]
+    return ["split not shown below on (the interval contains 1): " + what]
+
+
 def spread(vals):
     med = statistics.median(vals)
     return med, (max(vals) - min(vals)) * 100 / med if med else 0.0
@@ -139,6 +162,7 @@ def main():
     a = ap.parse_args()
     base = os.path.join(a.report, "netbench")
     rows, reprows = [], []
+    clients = {}    # (kernel, modules, irq, chip): the row's client lines
     for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         m = re.fullmatch(r"(generic|rt)-(stock|kit)", d)
         if not m:
@@ -180,6 +204,7 @@ def main():
                         a_exits=per_trans(a_server, "exits"),
                         pair=median_interval(pr), npairs=len(pr))
                 rows.append(row)
+                clients[(kernel, modules, irq, chip)] = client
                 for path, cl, sv in (("a", a_client, a_server),
                                      ("b" if a_client else "", client, server)):
                     bysrv = {(r["guest"], r["rep"]): r for r in sv}
@@ -314,6 +339,9 @@ def main():
                 notes.append(f"{k} {m} nomsi/split against nomsi/on: "
                              f"{sp['trans_per_s'] / on['trans_per_s']:.2f} "
                              f"(the seed: {SEED_NOMSI_SPLIT:.2f})")
+                notes.extend(split_on_paired(
+                    k, m, clients[(k, m, "nomsi", "on")],
+                    clients[(k, m, "nomsi", "split")]))
     for r in rows:
         pr = r["pair"]
         if not pr:

@@ -21,7 +21,7 @@ wait_listen() {
 }
 
 echo "TAP version 13"
-echo "1..17"
+echo "1..18"
 
 # 1-4: a run on loopback; the counters' deltas are read around each rep.
 p=$(port)
@@ -164,9 +164,26 @@ python3 "$here/report.py" --kline 6.12 --qemu kit "$r" > "$tmp/report-ab.out" 2>
 	grep -q 'above stock (the whole interval above 1): 6.12-generic nomsi/split' "$r/tcprr.txt" &&
 	grep -q '^nomsi,on,6.12-generic,kit,80.0,0.00,0.593,kit,,3.000,5.000,0.800,0.800,0.800$' "$r/tcprr.csv" &&
 	grep -q 'no verdict, the interval covers less than 95 %: 6.12-generic nomsi/on kit B/A 0.800, interval 0.800..0.800 (5 pairs, coverage 93.8 %)' "$r/tcprr.txt" &&
+	grep -q 'no verdict, the interval covers less than 95 %: 6.12-generic kit nomsi/split over nomsi/on, paired (guest i of each): 1.375, interval 1.375..2.750 (5 pairs, coverage 93.8 %)' "$r/tcprr.txt" &&
 	[ "$(wc -l < "$r/tcprr-reps.csv")" = 50 ]
 rc=$?; [ "$rc" -eq 0 ] || sed "s/^/# /" "$tmp/report-ab.out" "$r/tcprr.csv"
 ok $rc "report.py: same-boot A/B rows, paired ratios, the verdicts from the interval"
+
+# 17: nomsi/split over nomsi/on paired by guest number: 6 pairs from 0.9
+# to 1.2 give an interval that contains 1.
+r=$tmp/report-split
+mkdir -p "$r/netbench/generic-kit"
+for w in l2:rr-client server:rr-server; do
+	for c in nomsi-on nomsi-split; do
+		ab_log "$r/netbench/generic-kit/nb-$c-a-${w%%:*}.txt" "${w#*:}" 100 100 100 100 100 100
+	done
+	ab_log "$r/netbench/generic-kit/nb-nomsi-on-${w%%:*}.txt" "${w#*:}" 100 100 100 100 100 100
+	ab_log "$r/netbench/generic-kit/nb-nomsi-split-${w%%:*}.txt" "${w#*:}" 90 95 100 105 110 120
+done
+python3 "$here/report.py" --kline 6.12 --qemu kit "$r" > "$tmp/report-split.out" 2>&1 &&
+	grep -q 'split not shown below on (the interval contains 1): 6.12-generic kit nomsi/split over nomsi/on, paired (guest i of each): 1.025, interval 0.900..1.200 (6 pairs, coverage 96.9 %)' "$r/tcprr.txt"
+rc=$?; [ "$rc" -eq 0 ] || sed "s/^/# /" "$tmp/report-split.out" "$r/tcprr.txt"
+ok $rc "report.py: nomsi/split over nomsi/on paired by guest, known answers"
 
 [ "$sum_out" = "irqs=10 none=-1" ] || echo "# rr stat: $sum_out"
 [ "$sum_out" = "irqs=10 none=-1" ]
