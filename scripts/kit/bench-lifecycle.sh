@@ -27,7 +27,8 @@
 #   KLINE=6.12             the kernel line; KLINE=all: 6.12 and 6.1
 #   LIFECYCLE_FLAVOURS="generic rt"  LIFECYCLE_MODULES="stock kit"
 #   ICOUNT=0               -icount shift=ICOUNT,sleep=off (ICOUNT= for real time)
-#   LIFECYCLE_REPS=3       same-boot stock/kit reps (0: a boot per set)
+#   LIFECYCLE_REPS=8       same-boot stock/kit reps (0: a boot per set;
+#                          a verdict needs 6 or more, see report.py)
 #   LIFECYCLE_ARGS=...     extra lifecycle options (e.g. "--cases irqfd
 #                          --vectors 1,64" or "--min-ops 4096")
 #
@@ -44,7 +45,7 @@ boot_lines=$(kit_lines)
 export KLINE
 boot_flavours=${LIFECYCLE_FLAVOURS:-generic rt}
 boot_modsets=${LIFECYCLE_MODULES:-stock kit}
-reps=${LIFECYCLE_REPS-3}
+reps=${LIFECYCLE_REPS-8}
 [[ "$reps" =~ ^[0-9]+$ ]] || die "LIFECYCLE_REPS=$reps: a number"
 [ -n "$ICOUNT" ] || reps=0
 [ "$boot_modsets" = "stock kit" ] || reps=0

@@ -77,6 +77,8 @@ run_step mmiobench-report "$kit_top/tools/mmiobench/test_report.sh"
 # model of Dragonball's device, in userspace (make check-guest boots it).
 run_step virtio-mmio-msi make -C "$kit_top/tools/testing/virtio-mmio-msi" \
 	OUTPUT="$B/virtio-mmio-msi" check
+# make bench-lifecycle's report: paired ratios and their verdicts.
+run_step lifecycle-report "$kit_top/tools/lifecycle/test_report.sh"
 # make bench's report: it refuses figures measured with tracing on.
 run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 # The testbed boots a second time only after a panic with stock modules.

@@ -24,6 +24,7 @@ test: no figure is judged.
 import argparse
 import csv
 import datetime
+import importlib.util
 import os
 import platform
 import subprocess
@@ -112,20 +113,64 @@ def merge_ab(report):
                 w.writerow(out)
 
 
-def paired(ab, r, col="ns_per_op"):
-    """Median and range of the reps' kit/stock @col, or "-"."""
+def rep_ratios(ab, r, col="ns_per_op"):
+    """The reps' kit/stock @col of kit row @r (each rep's two sets ran in
+    the same boot); [] for a stock row or without reps."""
     if r["modules"] != "kit":
-        return "-"
+        return []
     by_rep = {}
     for a in ab:
         if (a["case"], a["vectors"], a["kernel"]) == \
            (r["case"], r["vectors"], r["kernel"]):
             by_rep.setdefault(a["rep"], {})[a["modules"]] = num(a.get(col))
-    rs = [v["kit"] / v["stock"] for v in by_rep.values()
-          if v.get("kit") is not None and v.get("stock")]
+    return [v["kit"] / v["stock"] for v in by_rep.values()
+            if v.get("kit") is not None and v.get("stock")]
+
+
+def paired(ab, r, col="ns_per_op"):
+    """Median and range of the reps' kit/stock @col, or "-"."""
+    rs = rep_ratios(ab, r, col)
     if not rs:
         return "-"
     return "%.2f [%.2f-%.2f] n=%d" % (median(rs), min(rs), max(rs), len(rs))
+
+
+def median_interval():
+    """make netbench's sign-test interval of the median (one definition,
+    tools/netbench/report.py)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "netbench", "report.py")
+    spec = importlib.util.spec_from_file_location("netbench_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.median_interval, mod.CONF
+
+
+def verdicts(ab, rows):
+    """Per kit row, a verdict on ns/op from the reps' paired ratios: the
+    sign test's interval of their median (at least 95 %: 6 reps or more),
+    above or below stock only when the whole interval is."""
+    interval, conf = median_interval()
+    out = []
+    for r in rows:
+        rs = rep_ratios(ab, r)
+        if len(rs) < 2:
+            continue
+        med, lo, hi, cov = interval(rs)
+        what = "%s/%s %s kit/stock ns/op %.2f, interval %.2f..%.2f " \
+            "(%d reps, coverage %.1f %%)" % (r["case"], r["vectors"],
+                                             r["kernel"], med, lo, hi,
+                                             len(rs), cov * 100)
+        if cov < conf:
+            out.append("no verdict (coverage below %d %%): %s"
+                       % (conf * 100, what))
+        elif hi < 1:
+            out.append("below stock (the whole interval below 1): " + what)
+        elif lo > 1:
+            out.append("ABOVE STOCK (the whole interval above 1): " + what)
+        else:
+            out.append("neither (the interval contains 1): " + what)
+    return out
 
 
 def fmt(v, digits):
@@ -258,6 +303,8 @@ def main():
             "busy/op: CPU time that tasks ran over the loop "
             "(/proc/schedstat, all CPUs) per op: the work, without the "
             "idle waits for ticks and grace periods (lifecycle --busy).")
+    if ab:
+        lines += verdicts(ab, rows)
     if args.commit:
         lines.append("Measured: %s." % args.commit)
     lines.append("Run %s on %s." % (when, where()))
