@@ -5,7 +5,8 @@
 # Runs lifecycle's vm case with stock and kit modules alternately
 # (tools/lifecycle/ab.sh) under the function_graph tracer, filtered to the
 # calls of VM creation and teardown that can wait (grace periods, barriers,
-# workqueue flushes), and prints per module set how long they took.  Runs
+# workqueue flushes), and prints per module set how long they took and
+# which functions sent the IPIs (the ipi_send_cpu/_cpumask events).  Runs
 # in the testbed, which gives it $KIT_OUT; lifecycle must be built
 # (make bench-lifecycle builds it into build/lifecycle):
 #
@@ -50,6 +51,10 @@ if [ "${1:-}" = --wrap ]; then
 	done
 	echo function_graph > $T/current_tracer
 	echo 1 > $T/options/funcgraph-tail
+	# IPIs, with the function that sent each (6.6+).
+	for e in ipi/ipi_send_cpu ipi/ipi_send_cpumask; do
+		[ -e "$T/events/$e/enable" ] && echo 1 > "$T/events/$e/enable"
+	done
 	echo 1 > $T/tracing_on
 	"${args[@]}"
 	rc=$?
@@ -80,6 +85,16 @@ if [ "${1:-}" = --wrap ]; then
 					set, rep, f, m, s[f], w[int((m + 1) / 2)], w[m]
 			}
 		}' "$out" | sort -k9,9 -g -r
+	# IPIs sent during the run, by the function that sent them.
+	# (callback 0x0: a reschedule IPI, which lifecycle does not count)
+	grep -o 'ipi_send_cpu[a-z]*: .*callsite=[^ ]* callback=[^ ]*' "$out" |
+		sed 's/.*callsite=\([^+]*\)[^ ]* callback=\([^+]*\).*/\1 \2/' |
+		sort | uniq -c | sort -rn |
+		awk -v set="$set" -v rep="$rep" '{
+			printf "# trace-vm: %s rep %s: IPIs from %s (%s) %d\n", set, rep, $2, $3, $1 }'
+	for e in ipi/ipi_send_cpu ipi/ipi_send_cpumask; do
+		[ -e "$T/events/$e/enable" ] && echo 0 > "$T/events/$e/enable"
+	done
 	exit $rc
 fi
 
