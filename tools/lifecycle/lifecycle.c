@@ -452,15 +452,28 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 	int *fd = eventfds(n);
 	struct lite_vm *vm;
 	struct mark m0 = { 0 };
-	double t0 = 0, ns = 0;
+	double ns = 0;
 	unsigned int i;
 	long ops = 0;
 	bool warm = false;
 	static double op_ns[VM_TIMES];
-	double t_op = 0;
+	double t_op = 0, op;
+	unsigned int dither = 1;
 
 	msi_trigger(edu, fd[0]);
 	for (;;) {
+		/*
+		 * Most of a VM's teardown is an rcu_barrier() that ends on
+		 * a timer tick.  Without this pause each VM would start at
+		 * the same point of the tick as the last one ended, so a
+		 * few hundred ns more or less of work before the barrier
+		 * could move every VM's barrier by a tick, the same way.
+		 * A pause of 0-4 ms (one tick at HZ=250), the same
+		 * sequence for every module set and not timed, starts each
+		 * VM at an unrelated point of the tick.
+		 */
+		dither = dither * 1103515245 + 12345;
+		usleep((dither >> 8) % 4000);
 		t_op = now_ns();
 		vm = new_vm();
 		vm_set_guest(vm, irqlat_entry, irqlat_isr);
@@ -470,16 +483,17 @@ static void case_vm(const struct opts *o, struct edu_dev *edu,
 		for (i = 0; i < n; i++)
 			irqfd(vm, fd[i], i, true);
 		vm_destroy(vm);
+		op = now_ns() - t_op;
 		/* The first VM is a warm-up, not timed. */
 		if (!warm) {
 			warm = true;
 			m0 = mark();
-			t0 = now_ns();
 			continue;
 		}
-		ns = now_ns() - t0;
+		/* ns: the VMs' own times, without the pauses between them. */
+		ns += op;
 		if (ops < VM_TIMES)
-			op_ns[ops] = now_ns() - t_op;
+			op_ns[ops] = op;
 		ops++;
 		if (!more(o, o->vm_min_ops, ops, ns))
 			break;
