@@ -135,41 +135,34 @@ def paired(ab, r, col="ns_per_op"):
     return "%.2f [%.2f-%.2f] n=%d" % (median(rs), min(rs), max(rs), len(rs))
 
 
-def median_interval():
-    """make netbench's sign-test interval of the median (one definition,
-    tools/netbench/report.py)."""
+def netbench_report():
+    """tools/netbench/report.py: its sign-test interval of the median and
+    its verdict rule, one definition for both benchmarks."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "netbench", "report.py")
     spec = importlib.util.spec_from_file_location("netbench_report", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.median_interval, mod.CONF
+    return mod
 
 
 def verdicts(ab, rows):
     """Per kit row, a verdict on ns/op from the reps' paired ratios: the
     sign test's interval of their median (at least 95 %: 6 reps or more),
     above or below stock only when the whole interval is."""
-    interval, conf = median_interval()
+    nb = netbench_report()
     out = []
     for r in rows:
         rs = rep_ratios(ab, r)
         if len(rs) < 2:
             continue
-        med, lo, hi, cov = interval(rs)
+        iv = nb.median_interval(rs)
         what = "%s/%s %s kit/stock ns/op %.2f, interval %.2f..%.2f " \
             "(%d reps, coverage %.1f %%)" % (r["case"], r["vectors"],
-                                             r["kernel"], med, lo, hi,
-                                             len(rs), cov * 100)
-        if cov < conf:
-            out.append("no verdict (coverage below %d %%): %s"
-                       % (conf * 100, what))
-        elif hi < 1:
-            out.append("below stock (the whole interval below 1): " + what)
-        elif lo > 1:
-            out.append("ABOVE STOCK (the whole interval above 1): " + what)
-        else:
-            out.append("neither (the interval contains 1): " + what)
+                                             r["kernel"], iv[0], iv[1],
+                                             iv[2], len(rs), iv[3] * 100)
+        out.append(nb.verdict(iv, what, "below stock", "ABOVE STOCK",
+                              "neither"))
     return out
 
 

@@ -96,6 +96,24 @@ def pairs(a, b):
             if r["guest"] in ra and ra[r["guest"]] > 0]
 
 
+def verdict(interval, what, below, above, neither=None):
+    """The verdict line on a median's sign-test interval (median, low,
+    high, coverage, as median_interval() gives it): @below or @above only
+    when the whole interval lies below or above 1, none when it covers
+    less than CONF, @neither (or no line: None) when it contains 1."""
+    _, lo, hi, cov = interval
+    if cov < CONF:
+        return ("no verdict, the interval covers less than "
+                f"{CONF * 100:.0f} %: " + what)
+    if hi < 1:
+        return f"{below} (the whole interval below 1): " + what
+    if lo > 1:
+        return f"{above} (the whole interval above 1): " + what
+    if neither is None:
+        return None
+    return f"{neither} (the interval contains 1): " + what
+
+
 def split_on_paired(kernel, modules, on, split):
     """The note on nomsi/split against nomsi/on, paired: guest i of split
     over guest i of on (kit-modules boots, B guests).  l1-run.sh runs the
@@ -105,18 +123,12 @@ def split_on_paired(kernel, modules, on, split):
     pr = pairs(on, split)
     if len(pr) < 2:
         return []
-    med, lo, hi, cov = median_interval(pr)
+    iv = median_interval(pr)
     what = (f"{kernel} {modules} nomsi/split over nomsi/on, paired "
-            f"(guest i of each): {med:.3f}, interval {lo:.3f}..{hi:.3f} "
-            f"({len(pr)} pairs, coverage {cov * 100:.1f} %)")
-    if cov < CONF:
-        return ["no verdict, the interval covers less than "
-                f"{CONF * 100:.0f} %: " + what]
-    if hi < 1:
-        return ["split BELOW on (the whole interval below 1): " + what]
-    if lo > 1:
-        return ["split above on (the whole interval above 1): " + what]
-    return ["split not shown below on (the interval contains 1): " + what]
+            f"(guest i of each): {iv[0]:.3f}, interval {iv[1]:.3f}..{iv[2]:.3f} "
+            f"({len(pr)} pairs, coverage {iv[3] * 100:.1f} %)")
+    return [verdict(iv, what, "split BELOW on", "split above on",
+                    "split not shown below on")]
 
 
 def spread(vals):
@@ -349,13 +361,9 @@ def main():
         what = (f"{r['kernel']} {r['irq']}/{r['irqchip']} kit B/A "
                 f"{pr[0]:.3f}, interval {pr[1]:.3f}..{pr[2]:.3f} "
                 f"({r['npairs']} pairs, coverage {pr[3] * 100:.1f} %)")
-        if pr[3] < CONF:
-            notes.append("no verdict, the interval covers less than "
-                         f"{CONF * 100:.0f} %: " + what)
-        elif pr[2] < 1:
-            notes.append("BELOW STOCK (the whole interval below 1): " + what)
-        elif pr[1] > 1:
-            notes.append("above stock (the whole interval above 1): " + what)
+        v = verdict(pr, what, "BELOW STOCK", "above stock")
+        if v:
+            notes.append(v)
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     notes.append("Run %s on %s; load average %.1f at the end (the emulator itself keeps about 2)." %
