@@ -23,6 +23,10 @@
 #                          mmio-msi-shared-{on,split} (the guest driver's
 #                          max_vectors=2: one vector for all queues) on request
 #   MMIOBENCH_FLAVOURS=generic  MMIOBENCH_MODULES=kit   the testbed boots
+#   MMIOBENCH_NAPI_TX=1    the L2 guest's virtio_net napi_tx (1, the
+#                          driver's default: transmit completions raise
+#                          the transmit queue's interrupt; 0: they are
+#                          reaped on the next transmit)
 #   KLINE=6.12             the testbed's kernel line (the L2 guest is
 #                          always Debian's 6.12 generic: the guest module's)
 #
@@ -37,6 +41,7 @@ export KIT_T0
 MMIOBENCH_WARMUP=${MMIOBENCH_WARMUP:-200}
 MMIOBENCH_COUNT=${MMIOBENCH_COUNT:-2000}
 MMIOBENCH_REPS=${MMIOBENCH_REPS:-5}
+MMIOBENCH_NAPI_TX=${MMIOBENCH_NAPI_TX:-1}
 all_combos="pci-on mmio-on mmio-msi-on mmio-msi-doorbell-on pci-split mmio-split mmio-msi-split mmio-msi-doorbell-split"
 # Only when named: mmio-msi with the guest driver's max_vectors=2.
 extra_combos="mmio-msi-shared-on mmio-msi-shared-split"
@@ -50,6 +55,8 @@ for v in MMIOBENCH_WARMUP MMIOBENCH_COUNT MMIOBENCH_REPS; do
 done
 [ "$MMIOBENCH_COUNT" -gt 0 ] && [ "$MMIOBENCH_REPS" -gt 0 ] ||
 	die "MMIOBENCH_COUNT and MMIOBENCH_REPS must be positive"
+[[ "$MMIOBENCH_NAPI_TX" =~ ^[01]$ ]] ||
+	die "MMIOBENCH_NAPI_TX=$MMIOBENCH_NAPI_TX: 0 or 1"
 for c in $combos; do
 	[[ " $all_combos $extra_combos " == *" $c "* ]] ||
 		die "MMIOBENCH_COMBOS: '$c' is none of $all_combos $extra_combos"
@@ -84,11 +91,11 @@ rrargs=-w,$MMIOBENCH_WARMUP,-n,$MMIOBENCH_COUNT,-r,1,-t,120
 boot_opts=(--timeout 3600)
 boot_what=mmiobench
 boot_logdir=$report/mmiobench
-boot_desc="$MMIOBENCH_REPS x ($combos), $MMIOBENCH_COUNT transactions per guest"
+boot_desc="$MMIOBENCH_REPS x ($combos), $MMIOBENCH_COUNT transactions per guest, napi_tx=$MMIOBENCH_NAPI_TX"
 boot_cmd() {
 	# shellcheck disable=SC2206 # a list of combinations
 	boot_argv=(bash "$kit_top/tools/mmiobench/l1-run.sh" "$qemu_bin" "$l2k" "$l2i"
-		"$mb/rr" "$rrargs" "$MMIOBENCH_REPS" $combos)
+		"$mb/rr" "$rrargs" "$MMIOBENCH_REPS" "$MMIOBENCH_NAPI_TX" $combos)
 }
 # shellcheck disable=SC2031 # kit_boots sets FLAVOUR
 boot_collect() {

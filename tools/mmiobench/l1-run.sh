@@ -10,7 +10,8 @@
 # the combinations within the boot: repetition 1 of every combination,
 # then repetition 2, ...
 #
-#   l1-run.sh QEMU L2_KERNEL L2_INITRD RR "RR_CLIENT_ARGS" REPS COMBO...
+#   l1-run.sh QEMU L2_KERNEL L2_INITRD RR "RR_CLIENT_ARGS" REPS NAPI_TX COMBO...
+#   NAPI_TX: the guest's virtio_net napi_tx (0 or 1)
 #   COMBO: {pci,mmio,mmio-msi,mmio-msi-doorbell,mmio-msi-shared}-{on,split}
 #
 #   pci                virtio-net-pci on microvm's PCIe host (pcie=on),
@@ -45,8 +46,8 @@
 # Logs: $KIT_OUT/mb-COMBO-{l2,server,qemu}.txt, one guest after another,
 # each led by "MB-GUEST: REP".  Exit code: the number of guests that failed.
 set -u
-qemu=$1 l2k=$2 l2i=$3 rr=$4 rrargs=$5 reps=$6
-shift 6
+qemu=$1 l2k=$2 l2i=$3 rr=$4 rrargs=$5 reps=$6 napi_tx=$7
+shift 7
 out=$KIT_OUT
 tap=mb0
 
@@ -100,7 +101,7 @@ guest() {
 	timeout -k 5 600 "$qemu" -M "$m" -accel "kvm,kernel-irqchip=$chip" \
 		-cpu host -smp 1 -m 256 -nodefaults -no-user-config -display none -no-reboot \
 		"${glob[@]}" -serial "file:$out/l2.tmp" -kernel "$l2k" -initrd "$l2i" \
-		-append "console=ttyS0 panic=-1 quiet printk.devkmsg=on mb.transport=$t mb.addr=10.0.98.2/24 mb.server=10.0.98.1 mb.args=$rrargs" \
+		-append "console=ttyS0 panic=-1 quiet printk.devkmsg=on mb.transport=$t mb.addr=10.0.98.2/24 mb.server=10.0.98.1 mb.napi_tx=$napi_tx mb.args=$rrargs" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no,vhost=on" \
 		-device "$dev" > "$out/qemu.tmp" 2>&1
 	qrc=$?

@@ -14,12 +14,13 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source-path=SCRIPTDIR source=../lib/shell/tap.sh
 . "$here/../lib/shell/tap.sh"
 
-# guest DIR COMBO REP TPS UEXITS EXITS KIND DELTA [RETRANS [RX [MODE]]]:
+# guest DIR COMBO REP TPS UEXITS EXITS KIND DELTA [RETRANS [RX [MODE [TTY]]]]:
 # one guest's lines, 1000 timed transactions (200 warm-up: 1200 in all),
-# the NIC's interrupts DELTA on a row of KIND (legacy or msi).
+# the NIC's interrupts DELTA on a row of KIND (legacy or msi); TTY 0: the
+# guest's line written to /dev/console never arrived.
 guest() {
 	local d=$1 c=$2 rep=$3 tps=$4 ux=$5 ex=$6 kind=$7 delta=$8
-	local rt=${9:-0} rx=${10:-1201} mode=${11:-}
+	local rt=${9:-0} rx=${10:-1201} mode=${11:-} tty=${12:-1}
 	mkdir -p "$d"
 	[ -n "$mode" ] || case $c in
 		mmio-msi*) mode="${c%-*} ext=extension_0x6:_MSI_offered,_doorbells_offered" ;;
@@ -35,6 +36,8 @@ guest() {
 		echo "MB-L2-IRQ: name=virtio0-config kind=msi delta=0 unhandled=0"
 		echo "MB-L2-IRQ: name=virtio0-x kind=$kind delta=$delta unhandled=1"
 		echo "MB-L2-NET: trans=1200 rx=$rx tx=1201 retrans=$rt"
+		[ "$tty" = 0 ] || echo "MB-L2-TTY: through /dev/console"
+		echo "MB-L2-SERIAL: 4: 6 IO-APIC 4-edge ttyS0"
 		echo "MB-L2-RC=0"
 	} >> "$d/mb-$c-l2.txt"
 	{
@@ -70,7 +73,7 @@ csv=$r/mmio.csv
 	[ "$(wc -l < "$csv")" = 9 ] && [ "$(wc -l < "$r/mmio-guests.csv")" = 25 ]
 rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$csv"
 ok $rc "mmio.csv: the header, medians, spreads, ratios to pci and mmio, counts per transaction"
-grep -q '^mmiobench check: 24 passed, 0 failed$' "$tmp/good.out" &&
+grep -q '^mmiobench check: 32 passed, 0 failed$' "$tmp/good.out" &&
 	grep -q '^pci  *on .* 9536$' "$tmp/good.out" && grep -q '^mmio  *on .* 6939$' "$tmp/good.out"
 rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/good.out"
 ok $rc "the table carries the seed's figures; every check passes"
@@ -111,7 +114,7 @@ guest "$d" mmio-split 1 800 2400 7000 legacy 1200
 echo "MB-GUEST: 2" >> "$d/mb-mmio-split-server.txt"
 { echo "MB-GUEST: 2"; echo "MB-L2-RC=1"; } >> "$d/mb-mmio-split-l2.txt"
 guest "$d" mmio-msi-split 1 1000 50 4000 msi 1200 0 1201 "mmio-msi ext="
-guest "$d" mmio-msi-doorbell-split 1 1000 50 4000 msi 1200
+guest "$d" mmio-msi-doorbell-split 1 1000 50 4000 msi 1200 0 1201 "" 0
 python3 "$here/report.py" --reps 0 --no-machine "$r" > "$tmp/bad.out" 2>&1
 [ $? -eq 1 ]
 ok $? "report.py exits 1 when a check fails"
@@ -122,9 +125,10 @@ grep -q '^6.12-generic-kit mmio-on: the legacy interrupt only' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit mmio-msi-doorbell-on: no lost interrupt (TCP retransmissions: guest 1' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit pci-split: no lost interrupt .*fewer packets received than transactions: 1' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit mmio-split: 1 of 2 guests connected' "$tmp/notok" &&
-	[ "$(wc -l < "$tmp/notok")" = 6 ]
+	grep -q '^6.12-generic-kit mmio-msi-doorbell-split: the guest.s write to /dev/console arrived .*missing in 1 of 1' "$tmp/notok" &&
+	[ "$(wc -l < "$tmp/notok")" = 7 ]
 rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/bad.out"
-ok $rc "each bad log fails its check: legacy on mmio, MSI on mmio-msi, the extension, retransmissions, packets, a guest that did not connect"
+ok $rc "each bad log fails its check: legacy on mmio, MSI on mmio-msi, the extension, retransmissions, packets, a guest that did not connect, the console"
 grep -q '^mmio,split,6.12-generic-kit,800.0,' "$r/mmio.csv"
 ok $? "the guests that ran still give their row"
 
