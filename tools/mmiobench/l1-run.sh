@@ -41,7 +41,9 @@
 #           exits by reason (debugfs)
 #   ctxt    context switches (/proc/stat)
 # and per guest, around the whole guest, the testbed's TCP retransmissions
-# (/proc/net/snmp), in the server file as "MB-L1-RETRANS: N".
+# (/proc/net/snmp) and, of those, tail loss probes, retransmission
+# timeouts and SYN-ACK retransmissions (/proc/net/netstat), in the server
+# file as "MB-L1-RETRANS: N probes=P timeouts=T synretrans=S".
 #
 # Logs: $KIT_OUT/mb-COMBO-{l2,server,qemu}.txt, one guest after another,
 # each led by "MB-GUEST: REP".  Exit code: the number of guests that failed.
@@ -74,10 +76,15 @@ stats=(-s "exits=$kd/exits" -s "uexits=$ev/kvm/kvm_userspace_exit/hist:Hits:"
        -s "io_exits=$kd/io_exits" -s "mmio_exits=$kd/mmio_exits"
        -s "irqwin_exits=$kd/irq_window_exits" -s ctxt=/proc/stat:ctxt)
 l1_retrans() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $13 }' /proc/net/snmp; }
+# TcpExt's TCPLossProbes TCPTimeouts TCPSynRetrans, in that order.
+l1_tcpext() {
+	awk '$1 == "TcpExt:" { if (!n) { for (i = 2; i <= NF; i++) c[$i] = i; n = 1; next }
+		print $c["TCPLossProbes"], $c["TCPTimeouts"], $c["TCPSynRetrans"] }' /proc/net/netstat
+}
 
 # guest COMBO REP: one L2 guest and its rr server.
 guest() {
-	local combo=$1 rep=$2 t chip stem qrc src l2rc m dev rt0 start
+	local combo=$1 rep=$2 t chip stem qrc src l2rc m dev rt0 start lp0 to0 sr0 lp to sr
 	local glob=()
 	t=${combo%-*} chip=${combo##*-}
 	m=microvm,acpi=on,rtc=on,ioapic2=off
@@ -97,6 +104,7 @@ guest() {
 	"$rr" server -1 "${stats[@]}" > "$out/srv.tmp" 2>&1 &
 	srv=$!
 	rt0=$(l1_retrans)
+	read -r lp0 to0 sr0 < <(l1_tcpext)
 	start=$SECONDS
 	timeout -k 5 600 "$qemu" -M "$m" -accel "kvm,kernel-irqchip=$chip" \
 		-cpu host -smp 1 -m 256 -nodefaults -no-user-config -display none -no-reboot \
@@ -115,7 +123,8 @@ guest() {
 	mv "$out/l2.txt" "$out/l2.tmp"
 	cat "$out/l2.tmp" >> "$stem-l2.txt"
 	cat "$out/srv.tmp" >> "$stem-server.txt"
-	echo "MB-L1-RETRANS: $(($(l1_retrans) - rt0))" >> "$stem-server.txt"
+	read -r lp to sr < <(l1_tcpext)
+	echo "MB-L1-RETRANS: $(($(l1_retrans) - rt0)) probes=$((lp - lp0)) timeouts=$((to - to0)) synretrans=$((sr - sr0))" >> "$stem-server.txt"
 	cat "$out/qemu.tmp" >> "$stem-qemu.txt"
 	l2rc=$(sed -n 's/^MB-L2-RC=\([0-9]*\).*/\1/p' "$out/l2.tmp" 2>/dev/null | tail -n 1)
 	echo "# mmiobench: $combo rep $rep: qemu $qrc, l2 ${l2rc:-none}, server $src, $((SECONDS - start)) s"

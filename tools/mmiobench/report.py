@@ -121,6 +121,7 @@ def guest_record(rep, l2, srv):
             g["server"] = kv(line)
         elif line.startswith("MB-L1-RETRANS: "):
             g["l1_retrans"] = int(line.split()[1])
+            g["l1_kinds"] = kv(line)
     return g
 
 
@@ -246,9 +247,13 @@ def main():
             short = [g["rep"] for g in done
                      if (g["net"] or {}).get("rx", 0) < (g["net"] or {}).get("trans", 1)]
             unh = sum(int(f.get("unhandled", 0)) for g in done for f in g["irqs"])
+            kinds = {k: sum(int(g.get("l1_kinds", {}).get(k, 0)) for g in done)
+                     for k in ("probes", "timeouts", "synretrans")}
+            l1kinds = (f" (loss probes {kinds['probes']}, timeouts {kinds['timeouts']}, "
+                       f"SYN-ACK {kinds['synretrans']})" if sum(x or 0 for x in l1rt) else "")
             tap.ok(all(x == 0 for x in rt) and all(x == 0 for x in l1rt) and not short,
                    f"{kernel} {combo}: no lost interrupt (TCP retransmissions: "
-                   f"guest {sum(x or 0 for x in rt)}, testbed {sum(x or 0 for x in l1rt)}; "
+                   f"guest {sum(x or 0 for x in rt)}, testbed {sum(x or 0 for x in l1rt)}{l1kinds}; "
                    f"guests with fewer packets received than transactions: {len(short)}; "
                    f"handler calls without a used-ring update: {unh})")
             notty = [g["rep"] for g in done if not g["tty"]]

@@ -17,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 # guest DIR COMBO REP TPS UEXITS EXITS KIND DELTA [RETRANS [RX [MODE [TTY]]]]:
 # one guest's lines, 1000 timed transactions (200 warm-up: 1200 in all),
 # the NIC's interrupts DELTA on a row of KIND (legacy or msi); TTY 0: the
-# guest's line written to /dev/console never arrived.
+# guest's line written to /dev/console never arrived; $L1RT: the testbed's
+# retransmissions and their kinds (none by default).
 guest() {
 	local d=$1 c=$2 rep=$3 tps=$4 ux=$5 ex=$6 kind=$7 delta=$8
 	local rt=${9:-0} rx=${10:-1201} mode=${11:-} tty=${12:-1}
@@ -44,7 +45,7 @@ guest() {
 		echo "MB-GUEST: $rep"
 		echo "rr-server: listening on port 12865"
 		echo "rr-server: rep=1 n=1000 usec=1000000 trans_per_s=$tps exits=$ex uexits=$ux ctxt=5"
-		echo "MB-L1-RETRANS: 0"
+		echo "MB-L1-RETRANS: ${L1RT:-0 probes=0 timeouts=0 synretrans=0}"
 	} >> "$d/mb-$c-server.txt"
 }
 
@@ -109,6 +110,7 @@ guest "$d" mmio-on 1 800 2400 7000 msi 1200
 guest "$d" mmio-msi-on 1 1000 50 4000 legacy 1200
 guest "$d" mmio-msi-doorbell-on 1 1000 50 4000 msi 1200 1
 guest "$d" pci-split 1 1000 100 5000 msi 1200 0 900
+L1RT="1 probes=1 timeouts=0 synretrans=0" guest "$d" mmio-on 2 800 2400 7000 legacy 1200
 # the second mmio-split guest never connected: its server saw nothing.
 guest "$d" mmio-split 1 800 2400 7000 legacy 1200
 echo "MB-GUEST: 2" >> "$d/mb-mmio-split-server.txt"
@@ -126,9 +128,10 @@ grep -q '^6.12-generic-kit mmio-on: the legacy interrupt only' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit pci-split: no lost interrupt .*fewer packets received than transactions: 1' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit mmio-split: 1 of 2 guests connected' "$tmp/notok" &&
 	grep -q '^6.12-generic-kit mmio-msi-doorbell-split: the guest.s write to /dev/console arrived .*missing in 1 of 1' "$tmp/notok" &&
-	[ "$(wc -l < "$tmp/notok")" = 7 ]
+	grep -q '^6.12-generic-kit mmio-on: no lost interrupt (TCP retransmissions: guest 0, testbed 1 (loss probes 1, timeouts 0, SYN-ACK 0);' "$tmp/notok" &&
+	[ "$(wc -l < "$tmp/notok")" = 8 ]
 rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/bad.out"
-ok $rc "each bad log fails its check: legacy on mmio, MSI on mmio-msi, the extension, retransmissions, packets, a guest that did not connect, the console"
+ok $rc "each bad log fails its check: legacy on mmio, MSI on mmio-msi, the extension, retransmissions, packets, a guest that did not connect, the console, the testbed's retransmission and its kind"
 grep -q '^mmio,split,6.12-generic-kit,800.0,' "$r/mmio.csv"
 ok $? "the guests that ran still give their row"
 
