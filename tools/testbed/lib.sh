@@ -118,6 +118,33 @@ tb_setup_watch() {
 	kill "$pid" 2>/dev/null || true
 }
 
+# tb_idle_watch LOG PIDFILE SECONDS [STEP]: in the background of a boot,
+# once LOG has the "# testbed: setup" line, read QEMU's CPU time (its pid in
+# PIDFILE) every STEP seconds (10), and stop QEMU, leaving LOG.idle, when
+# it has not grown for SECONDS: the emulated machine does nothing at all,
+# not even its timer interrupts, so its own timeouts will not fire
+# either.  An idle testbed takes 3-5 clock ticks of the host every 5 s
+# (6.12 generic, 6 December 2026); the stalled one took none.  Returns
+# when QEMU is gone.
+tb_idle_watch() {
+	local log=$1 pidfile=$2 limit=$3 step=${4:-10} pid t last='' same=0
+	while sleep "$step"; do
+		pid=$(cat "$pidfile" 2>/dev/null) || continue
+		t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
+		[ -n "$t" ] || return 0
+		if ! grep -q '^# testbed: setup' "$log" 2>/dev/null || [ "$t" != "$last" ]; then
+			last=$t same=0
+			continue
+		fi
+		same=$((same + step))
+		if [ "$same" -ge "$limit" ]; then
+			touch "$log.idle"
+			kill "$pid" 2>/dev/null || true
+			return 0
+		fi
+	done
+}
+
 # tb_stock_panic LOG: true when the console LOG shows a kernel panic (a
 # kernel message, not a test's output) and
 # guest-setup.sh listed the loaded modules of the set, every one from the
@@ -139,6 +166,11 @@ tb_result() {
 	local qrc=$1 timeout=$2 log=$out/console.log rc
 	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
 		echo "kit: testbed timed out after ${timeout}s; console tail:" >&2
+		tail -n 40 "$log" >&2
+		return 124
+	fi
+	if [ -e "$log.idle" ]; then
+		echo "kit: the testbed's emulated CPUs did nothing for ${TB_IDLE_LIMIT:-300}s (no timer interrupt either): stopped; console tail:" >&2
 		tail -n 40 "$log" >&2
 		return 124
 	fi

@@ -37,7 +37,10 @@
 #
 # A boot whose kernel has not reached the setup (guest-setup.sh's first
 # line) after TB_SETUP_TIMEOUT seconds (300) is stopped and, as a boot that
-# died before it, booted once more: nothing of ours ran in it.
+# died before it, booted once more: nothing of ours ran in it.  After the
+# setup, a testbed whose QEMU took no CPU time for TB_IDLE_LIMIT seconds
+# (300; 0 turns the watch off) is stopped and fails as a timeout: its
+# emulated clock had stopped (6 December 2026, during make mmiobench).
 #
 # Modules: "kit" installs $TB_KIT_BUILD/**.ko into an updates/ directory
 # beside the stock tree and runs depmod, as `make install` does on a real
@@ -49,6 +52,8 @@ set -euo pipefail
 modules=kit timeout=900 smp=2 mem=2048 append= name= icount= trace_events=
 setup_timeout=${TB_SETUP_TIMEOUT:-300}
 [[ "$setup_timeout" =~ ^[1-9][0-9]*$ ]] || die "TB_SETUP_TIMEOUT=$setup_timeout: seconds"
+TB_IDLE_LIMIT=${TB_IDLE_LIMIT:-300}
+[[ "$TB_IDLE_LIMIT" =~ ^[0-9]+$ ]] || die "TB_IDLE_LIMIT=$TB_IDLE_LIMIT: seconds (0: no watch)"
 qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -134,9 +139,14 @@ log=$out/console.log
 for attempt in 1 2; do
 	step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
 	start=$SECONDS
-	rm -f "$out/qemu.pid" "$log.stalled"
+	rm -f "$out/qemu.pid" "$log.stalled" "$log.idle"
 	tb_setup_watch "$log" "$out/qemu.pid" "$setup_timeout" &
 	watch=$!
+	iwatch=
+	if [ "$TB_IDLE_LIMIT" -gt 0 ]; then
+		tb_idle_watch "$log" "$out/qemu.pid" "$TB_IDLE_LIMIT" &
+		iwatch=$!
+	fi
 	set +e
 	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
 		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_extra[@]}" \
@@ -148,8 +158,8 @@ for attempt in 1 2; do
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
 		< /dev/null 2>&1 | sed -u 's/\r//g' | tee "$log" | tb_filter
 	qrc=${PIPESTATUS[0]}
-	kill "$watch" 2>/dev/null
-	wait "$watch" 2>/dev/null
+	kill "$watch" $iwatch 2>/dev/null
+	wait "$watch" $iwatch 2>/dev/null
 	set -e
 	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
 	# why: the console's name, what the log says, why booting again is safe

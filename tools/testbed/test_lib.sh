@@ -4,7 +4,8 @@
 # Host-side tests of tools/testbed/lib.sh's boot-retry rules (TAP), run by
 # make check: run.sh boots a second time after a kernel panic only when
 # every module of the set that the boot loaded came from the stock tree,
-# and stops a boot that has not reached its setup in time.
+# stops a boot that has not reached its setup in time, and stops one whose
+# emulator took no CPU time for the idle bound after its setup.
 #
 #   test_lib.sh
 set -uo pipefail
@@ -85,6 +86,35 @@ start=$SECONDS
 tb_setup_watch "$tmp/s3" "$tmp/s3.pid" 30
 [ $((SECONDS - start)) -lt 10 ] && [ ! -e "$tmp/s3.stalled" ]
 ok $? "QEMU already gone: the watch returns, nothing marked"
+
+# tb_idle_watch: a stand-in QEMU that takes no CPU (sleep), one that does
+# (a busy loop), both after the setup line.
+console "$tmp/i1" "" kernel
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/i1.pid"
+tb_idle_watch "$tmp/i1" "$tmp/i1.pid" 2 1
+wait "$pid" 2>/dev/null
+[ $? -eq 143 ] && [ -e "$tmp/i1.idle" ]
+ok $? "no CPU time for the bound after the setup: QEMU stopped, marked idle"
+
+console "$tmp/i2" "" kernel
+( while :; do :; done ) & pid=$!
+echo "$pid" > "$tmp/i2.pid"
+( sleep 5; kill "$pid" ) & killer=$!
+start=$SECONDS
+tb_idle_watch "$tmp/i2" "$tmp/i2.pid" 2 1
+wait "$pid" 2>/dev/null; wait "$killer"
+[ $((SECONDS - start)) -ge 4 ] && [ ! -e "$tmp/i2.idle" ]
+ok $? "CPU time growing: QEMU left running until it ends, not marked"
+
+echo "[    3.2] 9p: Installing v9fs 9p2000 file system support" > "$tmp/i3"
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/i3.pid"
+( sleep 4; kill "$pid" ) & killer=$!
+tb_idle_watch "$tmp/i3" "$tmp/i3.pid" 2 1
+wait "$pid" 2>/dev/null; wait "$killer"
+[ ! -e "$tmp/i3.idle" ]
+ok $? "before the setup line: the idle watch leaves QEMU to tb_setup_watch"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
