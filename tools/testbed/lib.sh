@@ -93,6 +93,7 @@ tb_cmdfiles() {
 		echo "KIT_MODULES=$modules"
 		echo "KIT_KVM=$kvm"
 		echo "KIT_TRACE_EVENTS=${trace_events:-}"
+		echo "KIT_HEARTBEAT=${heartbeat:-}"
 		echo "export KIT_OUT=$out KLINE=$KLINE FLAVOUR=$FLAVOUR KREL KIT_MODULES MODROOT KIT_REPO KIT_KVM KIT_BACKEND"
 	} > "$out/env"
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
@@ -118,21 +119,41 @@ tb_setup_watch() {
 	kill "$pid" 2>/dev/null || true
 }
 
-# tb_idle_watch LOG PIDFILE SECONDS [STEP]: in the background of a boot,
-# once LOG has the "# testbed: setup" line, read QEMU's CPU time (its pid in
-# PIDFILE) every STEP seconds (10), and stop QEMU, leaving LOG.idle, when
-# it has not grown for SECONDS: the emulated machine does nothing at all,
-# not even its timer interrupts, so its own timeouts will not fire
-# either.  An idle testbed takes 3-5 clock ticks of the host every 5 s
-# (6.12 generic, 6 December 2026); the stalled one took none.  Returns
-# when QEMU is gone.
+# tb_idle_watch LOG PIDFILE SECONDS [STEP [HEARTBEAT]]: in the background of
+# a boot, once LOG has the "# testbed: setup" line, read QEMU's CPU time
+# (its pid in PIDFILE) every STEP seconds (10), and stop QEMU, leaving
+# LOG.idle, when it has not grown for SECONDS: the emulated machine does
+# nothing at all, not even its timer interrupts, so its own timeouts will
+# not fire either.  An idle testbed takes 3-5 clock ticks of the host every
+# 5 s (6.12 generic, 6 December 2026); the stalled one took none.  With
+# HEARTBEAT (a file the testbed rewrites with its uptime every 2 s of its
+# own clock, under -icount), QEMU is also stopped, leaving LOG.stuck, when
+# the file has not changed for SECONDS while QEMU spins: under -icount the
+# emulated clock is the instructions run, and QEMU 7.2's round-robin vCPU
+# loop was seen spinning without running any (Documentation/testing.rst).
+# Returns when QEMU is gone.
 tb_idle_watch() {
-	local log=$1 pidfile=$2 limit=$3 step=${4:-10} pid t last='' same=0
+	local log=$1 pidfile=$2 limit=$3 step=${4:-10} hb=${5:-} pid t last='' same=0
+	local beat lastbeat='' still=0
 	while sleep "$step"; do
 		pid=$(cat "$pidfile" 2>/dev/null) || continue
 		t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
 		[ -n "$t" ] || return 0
-		if ! grep -q '^# testbed: setup' "$log" 2>/dev/null || [ "$t" != "$last" ]; then
+		grep -q '^# testbed: setup' "$log" 2>/dev/null || { last=$t; continue; }
+		if [ -n "$hb" ] && [ -e "$hb" ]; then
+			beat=$(cat "$hb" 2>/dev/null)
+			if [ "$beat" != "$lastbeat" ]; then
+				lastbeat=$beat still=0
+			else
+				still=$((still + step))
+			fi
+			if [ "$still" -ge "$limit" ]; then
+				touch "$log.stuck"
+				kill "$pid" 2>/dev/null || true
+				return 0
+			fi
+		fi
+		if [ "$t" != "$last" ]; then
 			last=$t same=0
 			continue
 		fi
@@ -171,6 +192,11 @@ tb_result() {
 	fi
 	if [ -e "$log.idle" ]; then
 		echo "kit: the testbed's emulated CPUs did nothing for ${TB_IDLE_LIMIT:-300}s (no timer interrupt either): stopped; console tail:" >&2
+		tail -n 40 "$log" >&2
+		return 124
+	fi
+	if [ -e "$log.stuck" ]; then
+		echo "kit: the testbed's clock stood still for ${TB_IDLE_LIMIT:-300}s while its QEMU spun (-icount: no guest instruction ran): stopped; console tail:" >&2
 		tail -n 40 "$log" >&2
 		return 124
 	fi

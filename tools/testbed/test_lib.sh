@@ -116,5 +116,28 @@ wait "$pid" 2>/dev/null; wait "$killer"
 [ ! -e "$tmp/i3.idle" ]
 ok $? "before the setup line: the idle watch leaves QEMU to tb_setup_watch"
 
+# With a heartbeat file (-icount): a spinning QEMU whose heartbeat stands
+# still is stopped and marked stuck; one whose heartbeat moves is not.
+console "$tmp/i4" "" kernel
+echo 12.5 > "$tmp/i4.hb"
+( while :; do :; done ) & pid=$!
+echo "$pid" > "$tmp/i4.pid"
+( sleep 20; kill "$pid" 2>/dev/null ) & killer=$!
+tb_idle_watch "$tmp/i4" "$tmp/i4.pid" 2 1 "$tmp/i4.hb"
+wait "$pid" 2>/dev/null; rc=$?
+pkill -P "$killer" sleep 2>/dev/null; wait "$killer" 2>/dev/null
+[ "$rc" -eq 143 ] && [ -e "$tmp/i4.stuck" ] && [ ! -e "$tmp/i4.idle" ]
+ok $? "CPU time growing, heartbeat still: QEMU stopped, marked stuck"
+
+console "$tmp/i5" "" kernel
+( while :; do :; done ) & pid=$!
+echo "$pid" > "$tmp/i5.pid"
+( i=0; while sleep 0.5; do i=$((i + 1)); echo "$i" > "$tmp/i5.hb"; done ) & beat=$!
+( sleep 5; kill "$pid" ) & killer=$!
+tb_idle_watch "$tmp/i5" "$tmp/i5.pid" 2 1 "$tmp/i5.hb"
+wait "$pid" 2>/dev/null; wait "$killer"; kill "$beat"; wait "$beat" 2>/dev/null
+[ ! -e "$tmp/i5.stuck" ] && [ ! -e "$tmp/i5.idle" ]
+ok $? "CPU time growing, heartbeat moving: QEMU left running, not marked"
+
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
