@@ -24,7 +24,10 @@
  * with :KEY the first integer after the first line that starts with KEY
  * (leading blanks ignored), e.g. ctxt=/proc/stat:ctxt; with :~TEXT the
  * per-CPU columns summed over every line holding TEXT, as in
- * irqs=/proc/interrupts:~vfio.  The kit's netbench uses them for KVM's
+ * irqs=/proc/interrupts:~vfio; with :@GROUP:NAME the column NAME of a
+ * table of a header line and a value line that both start with "GROUP:",
+ * as in retrans=/proc/net/snmp:@Tcp:RetransSegs.  The kit's netbench uses
+ * them for KVM's
  * exit counts; a counter that cannot be read prints NAME=-1.  rr stat
  * prints the counters' values once, as the server reads them.  The client ends with
  *   rr-client: done reps=R median_trans_per_s=M spread_pct=S
@@ -138,6 +141,43 @@ static long long sum_columns(char *buf, const char *text)
 	return sum;
 }
 
+/*
+ * Column @name of the first two lines of @buf that start with @group and a
+ * colon (names, then values: /proc/net/snmp, /proc/net/netstat).  -1 when
+ * there is no such column.
+ */
+static long long table_column(char *buf, const char *group, const char *name)
+{
+	char *line, *names = NULL, *tok, *save;
+	size_t glen = strlen(group);
+	int col = -1, i;
+
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, group, glen) || line[glen] != ':')
+			continue;
+		if (!names) {
+			names = line + glen + 1;
+			continue;
+		}
+		save = NULL;
+		for (i = 0, tok = strtok_r(names, " \t", &save); tok;
+		     i++, tok = strtok_r(NULL, " \t", &save))
+			if (!strcmp(tok, name)) {
+				col = i;
+				break;
+			}
+		if (col < 0)
+			return -1;
+		save = NULL;
+		for (i = 0, tok = strtok_r(line + glen + 1, " \t", &save); tok;
+		     i++, tok = strtok_r(NULL, " \t", &save))
+			if (i == col)
+				return strtoll(tok, NULL, 10);
+		return -1;
+	}
+	return -1;
+}
+
 /* One counter's value, or -1 when it cannot be read. */
 static long long stat_read(const struct rr_stat *st)
 {
@@ -157,6 +197,15 @@ static long long stat_read(const struct rr_stat *st)
 	p = buf;
 	if (st->key && st->key[0] == '~')
 		return sum_columns(buf, st->key + 1);
+	if (st->key && st->key[0] == '@') {
+		char group[64], *colon = strchr(st->key + 1, ':');
+
+		if (!colon || colon - st->key - 1 >= (long)sizeof(group))
+			return -1;
+		snprintf(group, sizeof(group), "%.*s",
+			 (int)(colon - st->key - 1), st->key + 1);
+		return table_column(buf, group, colon + 1);
+	}
 	if (st->key) {
 		p = NULL;
 		for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {

@@ -21,7 +21,7 @@ wait_listen() {
 }
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 
 # 1-4: a run on loopback; the counters' deltas are read around each rep.
 p=$(port)
@@ -44,6 +44,12 @@ ok $? "server counters: ctxt moved, a constant gives 0, unreadable ones -1"
 # rows that hold TEXT; the ahci row and the chip's own digits do not count.
 printf ' 24: 1 2 IR-PCI-MSI-0000:00:03.0 0-edge vfio-msi[0](0000:00:03.0)\n 25: 5 5 IR-PCI 1-edge ahci\n 26: 7 0 IR-PCI-MSIX-0000:00:03.0 1-edge vfio-msix[1]\n' > "$tmp/irqs"
 sum_out=$("$rr" stat irqs="$tmp/irqs:~vfio" none="$tmp/irqs:~no-such-irq" 2>&1)
+# 19 (numbered last): :@GROUP:NAME reads a column of /proc/net/snmp's
+# header-and-values tables; a missing column, group or name gives -1.
+printf 'Ip: Forwarding InReceives\nIp: 1 77\nTcp: RtoAlgorithm RetransSegs InErrs\nTcp: 1 42 3\nUdp: InDatagrams RetransSegs\nUdp: 5 6\n' > "$tmp/snmp"
+tab_out=$("$rr" stat r="$tmp/snmp:@Tcp:RetransSegs" u="$tmp/snmp:@Udp:RetransSegs" \
+	i="$tmp/snmp:@Ip:InReceives" c="$tmp/snmp:@Tcp:NoSuch" g="$tmp/snmp:@Tc:RetransSegs" \
+	n="$tmp/snmp:@Tcp" 2>&1)
 
 # 5-10: bad input gives exit code 2 and a message, never a run.
 "$rr" client -H not-an-address -n 1 > /dev/null 2>&1; [ $? = 2 ]
@@ -188,6 +194,11 @@ ok $rc "report.py: nomsi/split over nomsi/on paired by guest, known answers"
 [ "$sum_out" = "irqs=10 none=-1" ] || echo "# rr stat: $sum_out"
 [ "$sum_out" = "irqs=10 none=-1" ]
 ok $? "server counter :~vfio sums the vfio rows' CPU columns (rr stat)"
+
+want="r=42 u=6 i=77 c=-1 g=-1 n=-1"
+[ "$tab_out" = "$want" ] || echo "# rr stat: $tab_out"
+[ "$tab_out" = "$want" ]
+ok $? "server counter :@GROUP:NAME reads a /proc/net/snmp column (rr stat)"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
