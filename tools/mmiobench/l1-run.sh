@@ -40,6 +40,7 @@
 #   io_exits, mmio_exits, irqwin_exits, halt_exits, irq_exits   KVM's VM
 #           exits by reason (debugfs)
 #   ctxt    context switches (/proc/stat)
+#   retrans the testbed's TCP segments retransmitted (/proc/net/snmp)
 # and per guest, around the whole guest, the testbed's TCP retransmissions
 # (/proc/net/snmp) and, of those, tail loss probes, retransmission
 # timeouts and SYN-ACK retransmissions (/proc/net/netstat), in the server
@@ -74,7 +75,8 @@ kd=/sys/kernel/debug/kvm
 stats=(-s "exits=$kd/exits" -s "uexits=$ev/kvm/kvm_userspace_exit/hist:Hits:"
        -s "irq_exits=$kd/irq_exits" -s "halt_exits=$kd/halt_exits"
        -s "io_exits=$kd/io_exits" -s "mmio_exits=$kd/mmio_exits"
-       -s "irqwin_exits=$kd/irq_window_exits" -s ctxt=/proc/stat:ctxt)
+       -s "irqwin_exits=$kd/irq_window_exits" -s ctxt=/proc/stat:ctxt
+       -s retrans=/proc/net/snmp:@Tcp:RetransSegs)
 l1_retrans() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $13 }' /proc/net/snmp; }
 # TcpExt's TCPLossProbes TCPTimeouts TCPSynRetrans, in that order.
 l1_tcpext() {

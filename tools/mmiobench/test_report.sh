@@ -18,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 # one guest's lines, 1000 timed transactions (200 warm-up: 1200 in all),
 # the NIC's interrupts DELTA on a row of KIND (legacy or msi); TTY 0: the
 # guest's line written to /dev/console never arrived; $L1RT: the testbed's
-# retransmissions and their kinds (none by default).
+# retransmissions and their kinds (none by default); $SRVX: more counters
+# on the server's line (retrans=N: the timed transactions' own).
 guest() {
 	local d=$1 c=$2 rep=$3 tps=$4 ux=$5 ex=$6 kind=$7 delta=$8
 	local rt=${9:-0} rx=${10:-1201} mode=${11:-} tty=${12:-1}
@@ -44,13 +45,13 @@ guest() {
 	{
 		echo "MB-GUEST: $rep"
 		echo "rr-server: listening on port 12865"
-		echo "rr-server: rep=1 n=1000 usec=1000000 trans_per_s=$tps exits=$ex uexits=$ux ctxt=5"
+		echo "rr-server: rep=1 n=1000 usec=1000000 trans_per_s=$tps exits=$ex uexits=$ux ctxt=5${SRVX:+ $SRVX}"
 		echo "MB-L1-RETRANS: ${L1RT:-0 probes=0 timeouts=0 synretrans=0}"
 	} >> "$d/mb-$c-server.txt"
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # 1-3: a good run, two irqchips, three guests each.
 r=$tmp/good
@@ -134,6 +135,19 @@ rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/bad.out"
 ok $rc "each bad log fails its check: legacy on mmio, MSI on mmio-msi, the extension, retransmissions, packets, a guest that did not connect, the console, the testbed's retransmission and its kind"
 grep -q '^mmio,split,6.12-generic-kit,800.0,' "$r/mmio.csv"
 ok $? "the guests that ran still give their row"
+
+# 9: with the server's timed count, a retransmission around the guest only
+# (connect, teardown) is printed but not judged; one in the timed
+# transactions fails.
+r=$tmp/timed
+d=$r/mmiobench/6.12-generic-kit
+L1RT="1 probes=1 timeouts=0 synretrans=0" SRVX=retrans=0 guest "$d" pci-on 1 1000 100 5000 msi 1200
+L1RT="1 probes=1 timeouts=0 synretrans=0" SRVX=retrans=1 guest "$d" mmio-on 1 800 2400 7000 legacy 1200
+python3 "$here/report.py" --combos "pci-on mmio-on" --reps 0 --no-machine "$r" > "$tmp/timed.out" 2>&1
+grep -q '^ok [0-9]* - 6.12-generic-kit pci-on: no lost interrupt (TCP retransmissions: guest 0, testbed 0 in the timed transactions, 1 around the whole guests (loss probes 1, timeouts 0, SYN-ACK 0);' "$tmp/timed.out" &&
+	grep -q '^not ok [0-9]* - 6.12-generic-kit mmio-on: no lost interrupt (TCP retransmissions: guest 0, testbed 1 in the timed transactions' "$tmp/timed.out"
+rc=$?; [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/timed.out"
+ok $rc "the testbed's retransmissions are judged in the timed transactions when the server counted them"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
