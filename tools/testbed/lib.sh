@@ -126,7 +126,7 @@ tb_setup_watch() {
 # nothing at all, not even its timer interrupts, so its own timeouts will
 # not fire either.  An idle testbed takes 3-5 clock ticks of the host every
 # 5 s (6.12 generic, 6 December 2026); the stalled one took none.  With
-# HEARTBEAT (a file the testbed rewrites with its uptime every 2 s of its
+# HEARTBEAT (a file the testbed rewrites with its uptime every 5 s of its
 # own clock, under -icount), QEMU is also stopped, leaving LOG.stuck, when
 # the file has not changed for SECONDS while QEMU spins: under -icount the
 # emulated clock is the instructions run, and QEMU 7.2's round-robin vCPU

@@ -41,6 +41,8 @@
 # setup, a testbed whose QEMU took no CPU time for TB_IDLE_LIMIT seconds
 # (300; 0 turns the watch off) is stopped and fails as a timeout: its
 # emulated clock had stopped (6 December 2026, during make mmiobench).
+# Under --icount, so is one whose own clock (guest-setup.sh's heartbeat
+# file) stood still that long while its QEMU spun.
 #
 # Modules: "kit" installs $TB_KIT_BUILD/**.ko into an updates/ directory
 # beside the stock tree and runs depmod, as `make install` does on a real
@@ -105,6 +107,9 @@ if [ ! -s "$initrd" ] || [ "$init" -nt "$initrd" ] ||
 fi
 
 # 4. The run directory ($out) is shared read-write.
+# Under -icount guest-setup.sh keeps a heartbeat for tb_idle_watch's
+# stuck clock.
+heartbeat=${icount:+1}
 tb_cmdfiles qemu "$modules" kvm_amd "$@"
 
 cpu=max
@@ -139,12 +144,13 @@ log=$out/console.log
 for attempt in 1 2; do
 	step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
 	start=$SECONDS
-	rm -f "$out/qemu.pid" "$log.stalled" "$log.idle"
+	rm -f "$out/qemu.pid" "$out/heartbeat" "$log.stalled" "$log.idle" "$log.stuck"
 	tb_setup_watch "$log" "$out/qemu.pid" "$setup_timeout" &
 	watch=$!
 	iwatch=
 	if [ "$TB_IDLE_LIMIT" -gt 0 ]; then
-		tb_idle_watch "$log" "$out/qemu.pid" "$TB_IDLE_LIMIT" &
+		tb_idle_watch "$log" "$out/qemu.pid" "$TB_IDLE_LIMIT" 10 \
+			${heartbeat:+"$out/heartbeat"} &
 		iwatch=$!
 	fi
 	set +e
