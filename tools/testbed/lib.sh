@@ -134,36 +134,32 @@ tb_setup_watch() {
 # Returns when QEMU is gone.
 tb_idle_watch() {
 	local log=$1 pidfile=$2 limit=$3 step=${4:-10} hb=${5:-} pid t last='' same=0
-	local beat lastbeat='' still=0
+	local beat lastbeat='' still=0 mark
 	while sleep "$step"; do
 		pid=$(cat "$pidfile" 2>/dev/null) || continue
 		t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
 		[ -n "$t" ] || return 0
 		grep -q '^# testbed: setup' "$log" 2>/dev/null || { last=$t; continue; }
+		same=$(tb_unchanged "$t" "$last" "$same" "$step") last=$t
+		mark=
 		if [ -n "$hb" ] && [ -e "$hb" ]; then
 			beat=$(cat "$hb" 2>/dev/null)
-			if [ "$beat" != "$lastbeat" ]; then
-				lastbeat=$beat still=0
-			else
-				still=$((still + step))
-			fi
-			if [ "$still" -ge "$limit" ]; then
-				touch "$log.stuck"
-				kill "$pid" 2>/dev/null || true
-				return 0
-			fi
+			still=$(tb_unchanged "$beat" "$lastbeat" "$still" "$step") lastbeat=$beat
+			[ "$still" -lt "$limit" ] || mark=stuck
 		fi
-		if [ "$t" != "$last" ]; then
-			last=$t same=0
-			continue
-		fi
-		same=$((same + step))
-		if [ "$same" -ge "$limit" ]; then
-			touch "$log.idle"
-			kill "$pid" 2>/dev/null || true
-			return 0
-		fi
+		# A still clock with a still QEMU is an idle machine, not a spin.
+		[ "$same" -lt "$limit" ] || mark=idle
+		[ -n "$mark" ] || continue
+		touch "$log.$mark"
+		kill "$pid" 2>/dev/null || true
+		return 0
 	done
+}
+
+# tb_unchanged NEW OLD COUNT STEP: how long a reading has stood still,
+# COUNT + STEP when NEW is OLD, else 0.
+tb_unchanged() {
+	if [ "$1" = "$2" ]; then echo $(($3 + $4)); else echo 0; fi
 }
 
 # tb_stock_panic LOG: true when the console LOG shows a kernel panic (a
@@ -190,13 +186,13 @@ tb_result() {
 		tail -n 40 "$log" >&2
 		return 124
 	fi
-	if [ -e "$log.idle" ]; then
-		echo "kit: the testbed's emulated CPUs did nothing for ${TB_IDLE_LIMIT:-300}s (no timer interrupt either): stopped; console tail:" >&2
-		tail -n 40 "$log" >&2
-		return 124
-	fi
-	if [ -e "$log.stuck" ]; then
-		echo "kit: the testbed's clock stood still for ${TB_IDLE_LIMIT:-300}s while its QEMU spun (-icount: no guest instruction ran): stopped; console tail:" >&2
+	local why=
+	[ ! -e "$log.idle" ] ||
+		why="the testbed's emulated CPUs did nothing for ${TB_IDLE_LIMIT:-300}s (no timer interrupt either)"
+	[ ! -e "$log.stuck" ] ||
+		why="the testbed's clock stood still for ${TB_IDLE_LIMIT:-300}s while its QEMU spun (-icount: no guest instruction ran)"
+	if [ -n "$why" ]; then
+		echo "kit: $why: stopped; console tail:" >&2
 		tail -n 40 "$log" >&2
 		return 124
 	fi
