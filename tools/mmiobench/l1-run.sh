@@ -77,16 +77,24 @@ stats=(-s "exits=$kd/exits" -s "uexits=$ev/kvm/kvm_userspace_exit/hist:Hits:"
        -s "io_exits=$kd/io_exits" -s "mmio_exits=$kd/mmio_exits"
        -s "irqwin_exits=$kd/irq_window_exits" -s ctxt=/proc/stat:ctxt
        -s retrans=/proc/net/snmp:@Tcp:RetransSegs)
-l1_retrans() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $13 }' /proc/net/snmp; }
-# TcpExt's TCPLossProbes TCPTimeouts TCPSynRetrans, in that order.
-l1_tcpext() {
-	awk '$1 == "TcpExt:" { if (!n) { for (i = 2; i <= NF; i++) c[$i] = i; n = 1; next }
-		print $c["TCPLossProbes"], $c["TCPTimeouts"], $c["TCPSynRetrans"] }' /proc/net/netstat
+# The testbed's TCP counters around a guest: retransmitted segments and,
+# of those, tail loss probes, timeouts and SYN-ACK retransmissions.
+l1_tcp() {
+	"$rr" stat rt=/proc/net/snmp:@Tcp:RetransSegs probes=/proc/net/netstat:@TcpExt:TCPLossProbes \
+		timeouts=/proc/net/netstat:@TcpExt:TCPTimeouts \
+		synretrans=/proc/net/netstat:@TcpExt:TCPSynRetrans
+}
+# l1_tcp_since BEFORE: "N probes=P timeouts=T synretrans=S" since l1_tcp
+# printed BEFORE (an awk variable: the testbed has no /dev/fd for <(...)).
+l1_tcp_since() {
+	l1_tcp | awk -v b="$1" '{ split(b, o, /[ =]/); split($0, c, /[ =]/)
+		printf "%d probes=%d timeouts=%d synretrans=%d", c[2] - o[2], c[4] - o[4],
+			c[6] - o[6], c[8] - o[8] }'
 }
 
 # guest COMBO REP: one L2 guest and its rr server.
 guest() {
-	local combo=$1 rep=$2 t chip stem qrc src l2rc m dev rt0 start ext0
+	local combo=$1 rep=$2 t chip stem qrc src l2rc m dev tcp0 start
 	local glob=()
 	t=${combo%-*} chip=${combo##*-}
 	m=microvm,acpi=on,rtc=on,ioapic2=off
@@ -105,8 +113,7 @@ guest() {
 	stem=$out/mb-$combo
 	"$rr" server -1 "${stats[@]}" > "$out/srv.tmp" 2>&1 &
 	srv=$!
-	rt0=$(l1_retrans)
-	ext0=$(l1_tcpext)
+	tcp0=$(l1_tcp)
 	start=$SECONDS
 	timeout -k 5 600 "$qemu" -M "$m" -accel "kvm,kernel-irqchip=$chip" \
 		-cpu host -smp 1 -m 256 -nodefaults -no-user-config -display none -no-reboot \
@@ -125,9 +132,7 @@ guest() {
 	mv "$out/l2.txt" "$out/l2.tmp"
 	cat "$out/l2.tmp" >> "$stem-l2.txt"
 	cat "$out/srv.tmp" >> "$stem-server.txt"
-	# (no process substitution: the testbed has no /dev/fd)
-	echo "MB-L1-RETRANS: $(($(l1_retrans) - rt0)) $(l1_tcpext | awk -v b="$ext0" '{ split(b, o)
-		printf "probes=%d timeouts=%d synretrans=%d", $1 - o[1], $2 - o[2], $3 - o[3] }')" >> "$stem-server.txt"
+	echo "MB-L1-RETRANS: $(l1_tcp_since "$tcp0")" >> "$stem-server.txt"
 	cat "$out/qemu.tmp" >> "$stem-qemu.txt"
 	l2rc=$(sed -n 's/^MB-L2-RC=\([0-9]*\).*/\1/p' "$out/l2.tmp" 2>/dev/null | tail -n 1)
 	echo "# mmiobench: $combo rep $rep: qemu $qrc, l2 ${l2rc:-none}, server $src, $((SECONDS - start)) s"

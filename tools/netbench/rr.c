@@ -27,9 +27,9 @@
  * irqs=/proc/interrupts:~vfio; with :@GROUP:NAME the column NAME of a
  * table of a header line and a value line that both start with "GROUP:",
  * as in retrans=/proc/net/snmp:@Tcp:RetransSegs.  The kit's netbench uses
- * them for KVM's
- * exit counts; a counter that cannot be read prints NAME=-1.  rr stat
- * prints the counters' values once, as the server reads them.  The client ends with
+ * them for KVM's exit counts; a counter that cannot be read prints
+ * NAME=-1.  rr stat prints the counters' values once, as the server reads
+ * them.  The client ends with
  *   rr-client: done reps=R median_trans_per_s=M spread_pct=S
  * where spread is (max - min) / median over the repetitions.
  *
