@@ -328,7 +328,8 @@ def main():
         out.append(f"{datetime.date.today()}, {nb.machine()}")
     if a.icount != "off":
         out.append("trans/s in emulated time: the testbed ran under -icount "
-                   f"shift={a.icount},sleep=off (path lengths, not host load)")
+                   f"shift={a.icount},sleep=off (instructions run, not host "
+                   "load; guests of one combination still differ)")
     else:
         out.append("trans/s are emulator figures (nested KVM under TCG, wall "
                    "clock); the counts per transaction are the evidence")
