@@ -129,8 +129,8 @@ tb_setup_watch() {
 # HEARTBEAT (a file the testbed rewrites with its uptime every 5 s of its
 # own clock, under -icount), QEMU is also stopped, leaving LOG.stuck, when
 # the file has not changed for SECONDS while QEMU spins: under -icount the
-# emulated clock is the instructions run, and QEMU 7.2's round-robin vCPU
-# loop was seen spinning without running any (Documentation/testing.rst).
+# emulated clock is the instructions run, and QEMU 7.2 was seen spinning
+# while it ran almost none (Documentation/testing.rst).
 # Returns when QEMU is gone.
 tb_idle_watch() {
 	local log=$1 pidfile=$2 limit=$3 step=${4:-10} hb=${5:-} pid t last='' same=0
@@ -190,7 +190,7 @@ tb_result() {
 	[ ! -e "$log.idle" ] ||
 		why="the testbed's emulated CPUs did nothing for ${TB_IDLE_LIMIT:-300}s (no timer interrupt either)"
 	[ ! -e "$log.stuck" ] ||
-		why="the testbed's clock stood still for ${TB_IDLE_LIMIT:-300}s while its QEMU spun (-icount: no guest instruction ran)"
+		why="the testbed's clock stood still for ${TB_IDLE_LIMIT:-300}s while its QEMU spun (-icount: the emulated CPUs all but stopped)"
 	if [ -n "$why" ]; then
 		echo "kit: $why: stopped; console tail:" >&2
 		tail -n 40 "$log" >&2

@@ -31,6 +31,8 @@
 #
 # --qemu-arg ARG is passed to QEMU as one more argument (make netbench adds
 # its NICs this way); repeat it for each.
+# TB_QEMU names the emulator, Debian's qemu-system-x86_64 by default: for
+# trying another build of QEMU (it needs 9p, virtfs) under the testbed.
 # --trace-events turns those trace events on once, before CMD (tests that
 # read them); without it no event is on, as on a user's host: benchmarks
 # never pass it.
@@ -76,7 +78,8 @@ done
 [[ "$mem" =~ ^[0-9]+$ ]] && [ "$mem" -ge 512 ] || die "--mem $mem: MiB, at least 512"
 case "$modules" in kit|stock|host) ;; *) die "--modules kit|stock|host" ;; esac
 
-tb_init qemu-system-x86_64 busybox modinfo depmod xz cpio
+qemu=${TB_QEMU:-qemu-system-x86_64}
+tb_init "$qemu" busybox modinfo depmod xz cpio
 tb_rundir "${name:-$modules}" "$modules"
 
 # 3. The initramfs: busybox, the 9p modules in dependency order, init.
@@ -154,7 +157,7 @@ for attempt in 1 2; do
 		iwatch=$!
 	fi
 	set +e
-	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
+	timeout --foreground -k 10 "$timeout" "$qemu" \
 		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_extra[@]}" \
 		-nographic -no-reboot -monitor none -serial stdio -pidfile "$out/qemu.pid" \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
