@@ -13,7 +13,7 @@ cd "$KIT_REPO" || exit 98
 
 # Under -icount: the testbed's uptime every 5 s of its own clock, for the
 # host's watch (tools/testbed/lib.sh, tb_idle_watch), which stops a QEMU
-# that spins without running guest instructions.
+# that spins while the testbed's clock stands still.
 if [ -n "${KIT_HEARTBEAT:-}" ]; then
 	(while :; do cut -d" " -f1 /proc/uptime > "$out/heartbeat"; sleep 5; done) &
 fi

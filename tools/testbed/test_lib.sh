@@ -5,7 +5,8 @@
 # make check: run.sh boots a second time after a kernel panic only when
 # every module of the set that the boot loaded came from the stock tree,
 # stops a boot that has not reached its setup in time, and stops one whose
-# emulator took no CPU time for the idle bound after its setup.
+# emulator took no CPU time for the idle bound after its setup (idle), or
+# spun while the testbed's -icount heartbeat stood still (stuck).
 #
 #   test_lib.sh
 set -uo pipefail
@@ -138,6 +139,17 @@ tb_idle_watch "$tmp/i5" "$tmp/i5.pid" 2 1 "$tmp/i5.hb"
 wait "$pid" 2>/dev/null; wait "$killer"; kill "$beat"; wait "$beat" 2>/dev/null
 [ ! -e "$tmp/i5.stuck" ] && [ ! -e "$tmp/i5.idle" ]
 ok $? "CPU time growing, heartbeat moving: QEMU left running, not marked"
+
+# A heartbeat that stands still beside a QEMU that takes no CPU either:
+# the machine is idle, not spinning, and is marked so.
+console "$tmp/i6" "" kernel
+echo 7.5 > "$tmp/i6.hb"
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/i6.pid"
+tb_idle_watch "$tmp/i6" "$tmp/i6.pid" 2 1 "$tmp/i6.hb"
+wait "$pid" 2>/dev/null; rc=$?
+[ "$rc" -eq 143 ] && [ -e "$tmp/i6.idle" ] && [ ! -e "$tmp/i6.stuck" ]
+ok $? "no CPU time, heartbeat still: QEMU stopped, marked idle, not stuck"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
