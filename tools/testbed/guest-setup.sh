@@ -70,6 +70,14 @@ if [ -n "${KIT_TRACE_EVENTS:-}" ]; then
 	done
 fi
 
+# The other CPUs come up now (run.sh boots with maxcpus=1): the static
+# keys that the module loads, the held VM and the trace events flip were
+# patched while no other vCPU could run their stale text.
+for c in /sys/devices/system/cpu/cpu[0-9]*; do
+	[ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] || continue
+	echo 1 > "$c/online" || { echo "# testbed: cannot online ${c##*/}"; exit 97; }
+done
+
 # edu (1234:11e8) goes to vfio-pci: there is no host driver for it.
 for d in /sys/bus/pci/devices/*; do
 	[ "$(cat "$d/vendor")" = 0x1234 ] && [ "$(cat "$d/device")" = 0x11e8 ] || continue

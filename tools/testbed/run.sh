@@ -121,16 +121,22 @@ cpu=max
 if [ -n "$icount" ]; then
 	[[ "$icount" =~ ^[0-9]+$ ]] || die "--icount SHIFT: a number"
 	qemu_extra+=(-icount "shift=$icount,sleep=off")
-	# Under -icount QEMU 7.2 runs the vCPUs round-robin and gives the CPU
-	# that runs first the whole budget up to the next timer: a CPU that
-	# busy-waits without PAUSE or HLT starves the others (QEMU 8.1 splits
-	# the budget, commit 83ecdb18eb).  6.1 brings its second CPU up at
-	# boot that way (do_boot_cpu() calls schedule() in a loop), and the
-	# boot never got past "x86: Booting SMP configuration".  Booted with
-	# maxcpus=1, the init brings the other CPUs up once the system runs:
-	# 0.12 s on 6.1 (measured); the same on 6.12, for one testbed.
-	append="maxcpus=1${append:+ $append}"
 fi
+# The kernel boots with one CPU and guest-setup.sh brings the others up
+# once it has loaded the modules, created the VM it holds and turned the
+# trace events on: those flip static keys (KVM's preempt notifiers in
+# __schedule(), the events' own), and multi-threaded TCG sometimes runs a
+# patched site's stale text on another vCPU and dies on the patching int3
+# ("Oops: int3" in __schedule() at 6 s, when the held VM was created, in
+# CI on 6 December 2026).  With one CPU online there is no other vCPU to
+# run it.  Under -icount it is also needed: QEMU 7.2 runs the vCPUs
+# round-robin and gives the CPU that runs first the whole budget up to
+# the next timer, so a CPU that busy-waits without PAUSE or HLT starves
+# the others (QEMU 8.1 splits the budget, commit 83ecdb18eb); 6.1 brings
+# its second CPU up at boot that way (do_boot_cpu() calls schedule() in a
+# loop), and the boot never got past "x86: Booting SMP configuration".
+# Onlining a CPU later takes 0.12 s on 6.1 (measured).
+[ "$smp" -eq 1 ] || append="maxcpus=1${append:+ $append}"
 log=$out/console.log
 # One more boot when the kernel died before the init ran guest-setup.sh
 # (no "# testbed: setup" line, so no module of ours was loaded and no
