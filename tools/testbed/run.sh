@@ -127,8 +127,8 @@ fi
 # trace events on: those flip static keys (KVM's preempt notifiers in
 # __schedule(), the events' own), and multi-threaded TCG sometimes runs a
 # patched site's stale text on another vCPU and dies on the patching int3
-# ("Oops: int3" in __schedule() at 6 s, when the held VM was created, in
-# CI on 6 December 2026).  With one CPU online there is no other vCPU to
+# (in CI on 6 December 2026 at 6 s, as the held VM was created: RIP one
+# byte past preempt_notifier_key's site in __schedule()).  With one CPU online there is no other vCPU to
 # run it.  Under -icount it is also needed: QEMU 7.2 runs the vCPUs
 # round-robin and gives the CPU that runs first the whole budget up to
 # the next timer, so a CPU that busy-waits without PAUSE or HLT starves
