@@ -151,8 +151,53 @@ tb_idle_watch() {
 		[ "$same" -lt "$limit" ] || mark=idle
 		[ -n "$mark" ] || continue
 		touch "$log.$mark"
+		tb_stall_dump "$pid"
 		kill "$pid" 2>/dev/null || true
 		return 0
+	done
+}
+
+# tb_timeout_watch LOG PIDFILE SECONDS: in the background of a boot, when
+# QEMU still runs SECONDS - 60 s into a boot that times out after SECONDS,
+# leave LOG.timeout and record where the testbed stands (tb_stall_dump), so
+# that a hang is not only a console that stopped: the kernel's own report
+# ends the boot before the timeout kills QEMU.  Returns when QEMU is gone.
+tb_timeout_watch() {
+	local log=$1 pidfile=$2 left=$(($3 - 60)) pid
+	[ "$left" -gt 0 ] || return 0
+	while [ "$left" -gt 0 ]; do
+		sleep 1
+		left=$((left - 1))
+		pid=$(cat "$pidfile" 2>/dev/null) || continue
+		kill -0 "$pid" 2>/dev/null || return 0
+	done
+	pid=$(cat "$pidfile" 2>/dev/null) || return 0
+	kill -0 "$pid" 2>/dev/null || return 0
+	touch "$log.timeout"
+	tb_stall_dump "$pid"
+}
+
+# tb_stall_dump PID: before QEMU (PID) is stopped because its testbed made
+# no progress, record where it stands, through the monitor socket run.sh
+# gives it ($tb_monitor): every vCPU's registers as QEMU sees them
+# ($out/cpus.txt: RIP, and IF in RFL, tell a spin with interrupts off),
+# then SysRq-L (the kernel's backtrace of every CPU that takes interrupts),
+# then an NMI to every vCPU, on which the kernel (booted with
+# unknown_nmi_panic) panics: the first CPU's backtrace from NMI context,
+# symbolized, and the KASLR offset for the addresses in cpus.txt, all on
+# the console.  Then waits up to 30 s for QEMU to go.  Nothing without the
+# socket (the bochs backend).
+tb_stall_dump() {
+	local pid=$1 sock=${tb_monitor:-} n=30
+	[ -S "$sock" ] || return 0
+	echo "kit: testbed made no progress: CPU state to ${out#"$repo"/}/cpus.txt, SysRq-L and an NMI to the console" >&2
+	python3 "$tb_top/monitor.py" "$sock" "info registers -a" > "$out/cpus.txt" 2>&1 || return 0
+	python3 "$tb_top/monitor.py" "$sock" "sendkey alt-sysrq-l" > /dev/null 2>&1 || return 0
+	sleep 10
+	python3 "$tb_top/monitor.py" "$sock" "nmi" > /dev/null 2>&1 || return 0
+	while [ $((n -= 1)) -ge 0 ]; do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 1
 	done
 }
 
@@ -181,7 +226,7 @@ tb_stock_panic() {
 # splat.
 tb_result() {
 	local qrc=$1 timeout=$2 log=$out/console.log rc
-	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ] || [ -e "$log.timeout" ]; then
 		echo "kit: testbed timed out after ${timeout}s; console tail:" >&2
 		tail -n 40 "$log" >&2
 		return 124

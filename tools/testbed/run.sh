@@ -44,7 +44,10 @@
 # (300; 0 turns the watch off) is stopped and fails as a timeout: its
 # emulated clock had stopped (6 December 2026, during make mmiobench).
 # Under --icount, so is one whose own clock (guest-setup.sh's heartbeat
-# file) stood still that long while its QEMU spun.
+# file) stood still that long while its QEMU spun.  Such a boot, and one
+# still running 60 s before its timeout, leaves its vCPUs' registers in
+# $out/cpus.txt and the kernel's backtraces on the console before it is
+# stopped (tb_stall_dump, through QEMU's monitor socket).
 #
 # Modules: "kit" installs $TB_KIT_BUILD/**.ko into an updates/ directory
 # beside the stock tree and runs depmod, as `make install` does on a real
@@ -138,6 +141,10 @@ fi
 # Onlining a CPU later takes 0.12 s on 6.1 (measured).
 [ "$smp" -eq 1 ] || append="maxcpus=1${append:+ $append}"
 log=$out/console.log
+# The monitor, for tb_stall_dump (a socket path must be short: not $out).
+mondir=$(mktemp -d /tmp/kit-tb.XXXXXX)
+trap 'rm -rf "$mondir"' EXIT
+tb_monitor=$mondir/monitor.sock
 # One more boot when the kernel died before the init ran guest-setup.sh
 # (no "# testbed: setup" line, so no module of ours was loaded and no
 # command ran): multi-threaded TCG sometimes executes kernel text that a
@@ -153,9 +160,12 @@ log=$out/console.log
 for attempt in 1 2; do
 	step "booting $KREL ($modules modules, timeout ${timeout}s): $*"
 	start=$SECONDS
-	rm -f "$out/qemu.pid" "$out/heartbeat" "$log.stalled" "$log.idle" "$log.stuck"
+	rm -f "$out/qemu.pid" "$out/heartbeat" "$out/cpus.txt" "$tb_monitor" \
+		"$log.stalled" "$log.idle" "$log.stuck" "$log.timeout"
 	tb_setup_watch "$log" "$out/qemu.pid" "$setup_timeout" &
 	watch=$!
+	tb_timeout_watch "$log" "$out/qemu.pid" "$timeout" &
+	twatch=$!
 	iwatch=
 	if [ "$TB_IDLE_LIMIT" -gt 0 ]; then
 		tb_idle_watch "$log" "$out/qemu.pid" "$TB_IDLE_LIMIT" 10 \
@@ -165,22 +175,26 @@ for attempt in 1 2; do
 	set +e
 	timeout --foreground -k 10 "$timeout" "$qemu" \
 		-M q35 -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_extra[@]}" \
-		-nographic -no-reboot -monitor none -serial stdio -pidfile "$out/qemu.pid" \
+		-nographic -no-reboot -serial stdio -pidfile "$out/qemu.pid" \
+		-monitor "unix:$tb_monitor,server=on,wait=off" \
 		-kernel "$root/boot/vmlinuz-$KREL" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 intel_iommu=on kit.out=$out kit.repo=$repo $append" \
+		-append "console=ttyS0 panic=-1 unknown_nmi_panic sysrq_always_enabled intel_iommu=on kit.out=$out kit.repo=$repo $append" \
 		-device intel-iommu -device edu -device edu,addr=07.0 \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$out,mount_tag=kitout,security_model=none,multidevs=remap" \
 		< /dev/null 2>&1 | sed -u 's/\r//g' | tee "$log" | tb_filter
 	qrc=${PIPESTATUS[0]}
-	kill "$watch" $iwatch 2>/dev/null
-	wait "$watch" $iwatch 2>/dev/null
+	kill "$watch" "$twatch" $iwatch 2>/dev/null
+	wait "$watch" "$twatch" $iwatch 2>/dev/null
 	set -e
 	step "testbed finished in $((SECONDS - start)) s (console: ${log#"$repo"/})"
 	# why: the console's name, what the log says, why booting again is safe
 	why=
 	if [ $attempt -eq 2 ]; then
 		:
+	elif [ -e "$log.timeout" ] || [ -e "$log.idle" ] || [ -e "$log.stuck" ]; then
+		:	# stopped by a watch: a result, as before the NMI that
+		# tb_stall_dump sends made the kernel panic
 	elif [ -e "$log.stalled" ]; then
 		why="stall|the testbed kernel stalled before its setup (${setup_timeout}s)|the first boot ran nothing of ours"
 	elif [ "$qrc" -ne 124 ] && [ "$qrc" -ne 137 ] &&

@@ -6,7 +6,8 @@
 # every module of the set that the boot loaded came from the stock tree,
 # stops a boot that has not reached its setup in time, and stops one whose
 # emulator took no CPU time for the idle bound after its setup (idle), or
-# spun while the testbed's -icount heartbeat stood still (stuck).
+# spun while the testbed's -icount heartbeat stood still (stuck), and
+# records a hung boot's CPU state before its timeout.
 #
 #   test_lib.sh
 set -uo pipefail
@@ -150,6 +151,47 @@ tb_idle_watch "$tmp/i6" "$tmp/i6.pid" 2 1 "$tmp/i6.hb"
 wait "$pid" 2>/dev/null; rc=$?
 [ "$rc" -eq 143 ] && [ -e "$tmp/i6.idle" ] && [ ! -e "$tmp/i6.stuck" ]
 ok $? "no CPU time, heartbeat still: QEMU stopped, marked idle, not stuck"
+
+# A boot still running 60 s before its timeout: marked, its CPU state
+# asked of the monitor (here a fake one that logs the commands and, on the
+# NMI, stops the fake QEMU as a panic with -no-reboot would), and then a
+# timeout for tb_result even though QEMU itself exited.
+console "$tmp/t1" "" kernel
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/t1.pid"
+python3 -c 'import os, signal, socket, sys
+path, log, pid = sys.argv[1:4]
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(4)
+while True:
+    c = srv.accept()[0]
+    c.sendall(b"QEMU 7.2.0 monitor\r\n(qemu) ")
+    buf = b""
+    while True:
+        d = c.recv(4096)
+        if not d:
+            break
+        buf += d
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            with open(log, "a") as f:
+                f.write(line.decode() + "\n")
+            if line == b"nmi":
+                os.kill(int(pid), signal.SIGTERM)
+                sys.exit(0)
+            regs = b"RIP=ffffffff81000000 RFL=00000002\r\n" if line.startswith(b"info") else b""
+            c.sendall(line + b"\r\n" + regs + b"(qemu) ")
+    c.close()' "$tmp/mon.sock" "$tmp/mon.log" "$pid" & mon=$!
+while [ ! -S "$tmp/mon.sock" ]; do sleep 0.1; done
+out=$tmp tb_monitor=$tmp/mon.sock tb_timeout_watch "$tmp/t1" "$tmp/t1.pid" 61 2> /dev/null
+wait "$pid" 2>/dev/null; wait "$mon"
+[ -e "$tmp/t1.timeout" ] && grep -q "^RIP=ffffffff81000000" "$tmp/cpus.txt" &&
+	[ "$(tr '\n' '|' < "$tmp/mon.log")" = "info registers -a|sendkey alt-sysrq-l|nmi|" ]
+ok $? "60 s before the timeout: marked, registers saved, SysRq-L, then the NMI"
+cp "$tmp/t1" "$tmp/console.log"; touch "$tmp/console.log.timeout"
+out=$tmp tb_result 0 61 2> /dev/null
+ok $(($? != 124)) "a boot the timeout watch ended is a timeout (124), though QEMU exited 0"
 
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
