@@ -99,24 +99,34 @@ tb_cmdfiles() {
 	printf '%q ' "$@" > "$out/cmd.sh"; echo >> "$out/cmd.sh"
 }
 
+# tb_qemu_after SECONDS PIDFILE [LOG]: wait SECONDS and set tb_pid to
+# QEMU's pid (from -pidfile) if it still runs then; false at once when
+# QEMU is gone, or when LOG has the "# testbed: setup" line.  Not in a
+# $(...): the watches that call it are killed when QEMU ends, and a
+# subshell of theirs would outlive them, holding the boot's output open.
+tb_qemu_after() {
+	local left=$1 pidfile=$2 log=${3:-}
+	tb_pid=
+	while [ "$left" -gt 0 ]; do
+		sleep 1
+		left=$((left - 1))
+		[ -n "$log" ] && grep -q '^# testbed: setup' "$log" 2>/dev/null && return 1
+		tb_pid=$(cat "$pidfile" 2>/dev/null) || continue
+		kill -0 "$tb_pid" 2>/dev/null || return 1
+	done
+	tb_pid=$(cat "$pidfile" 2>/dev/null) && kill -0 "$tb_pid" 2>/dev/null || return 1
+	! { [ -n "$log" ] && grep -q '^# testbed: setup' "$log" 2>/dev/null; }
+}
+
 # tb_setup_watch LOG PIDFILE SECONDS: in the background of a boot, stop
 # the testbed's QEMU (its pid in PIDFILE, from -pidfile) when LOG has no
 # "# testbed: setup" line after SECONDS, and leave LOG.stalled: the kernel
 # stalled before it ran anything of ours.  Returns at once when the line
 # comes or QEMU is gone.
 tb_setup_watch() {
-	local log=$1 pidfile=$2 left=$3 pid
-	while [ "$left" -gt 0 ]; do
-		sleep 1
-		left=$((left - 1))
-		grep -q '^# testbed: setup' "$log" 2>/dev/null && return 0
-		pid=$(cat "$pidfile" 2>/dev/null) || continue
-		kill -0 "$pid" 2>/dev/null || return 0
-	done
-	pid=$(cat "$pidfile" 2>/dev/null) || return 0
-	grep -q '^# testbed: setup' "$log" 2>/dev/null && return 0
-	touch "$log.stalled"
-	kill "$pid" 2>/dev/null || true
+	tb_qemu_after "$3" "$2" "$1" || return 0
+	touch "$1.stalled"
+	kill "$tb_pid" 2>/dev/null || true
 }
 
 # tb_idle_watch LOG PIDFILE SECONDS [STEP [HEARTBEAT]]: in the background of
@@ -163,18 +173,10 @@ tb_idle_watch() {
 # that a hang is not only a console that stopped: the kernel's own report
 # ends the boot before the timeout kills QEMU.  Returns when QEMU is gone.
 tb_timeout_watch() {
-	local log=$1 pidfile=$2 left=$(($3 - 60)) pid
-	[ "$left" -gt 0 ] || return 0
-	while [ "$left" -gt 0 ]; do
-		sleep 1
-		left=$((left - 1))
-		pid=$(cat "$pidfile" 2>/dev/null) || continue
-		kill -0 "$pid" 2>/dev/null || return 0
-	done
-	pid=$(cat "$pidfile" 2>/dev/null) || return 0
-	kill -0 "$pid" 2>/dev/null || return 0
-	touch "$log.timeout"
-	tb_stall_dump "$pid"
+	[ "$3" -gt 60 ] || return 0
+	tb_qemu_after $(($3 - 60)) "$2" || return 0
+	touch "$1.timeout"
+	tb_stall_dump "$tb_pid"
 }
 
 # tb_stall_dump PID: before QEMU (PID) is stopped because its testbed made

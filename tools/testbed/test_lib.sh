@@ -193,5 +193,21 @@ cp "$tmp/t1" "$tmp/console.log"; touch "$tmp/console.log.timeout"
 out=$tmp tb_result 0 61 2> /dev/null
 ok $(($? != 124)) "a boot the timeout watch ended is a timeout (124), though QEMU exited 0"
 
+# run.sh kills its watches when QEMU ends: nothing of a killed watch may
+# stay behind holding the boot's output open (its callers read it through
+# a pipe and would wait for that too).
+sleep 60 & pid=$!
+echo "$pid" > "$tmp/t2.pid"
+( tb_timeout_watch "$tmp/t2" "$tmp/t2.pid" 1000 & w=$!; sleep 2; kill $w
+  wait $w ) > "$tmp/t2.out" 2>&1
+sleep 2
+holders=0
+for f in /proc/[0-9]*/fd/*; do
+	[ "$(readlink "$f" 2>/dev/null)" = "$tmp/t2.out" ] && holders=$((holders + 1))
+done
+kill "$pid"; wait "$pid" 2>/dev/null
+[ "$holders" -eq 0 ]
+ok $? "a killed timeout watch leaves no process holding the output ($holders)"
+
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
