@@ -1083,8 +1083,17 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 	 * Pairs with smp_store_release() in irqbp_publish(): seeing the
 	 * consumer implies seeing its handler.  irqbp_unpublish() clears the
 	 * pointer and then waits for this call through e->sync.
+	 *
+	 * e->sync waits for the current producer only.  If @prod unregistered
+	 * after the check above (nothing published then, so nothing waited)
+	 * and another producer registered on the token and published it, the
+	 * consumer seen here is that producer's, and its unpublish would not
+	 * wait for us.  The publish stored e->prod before its release, so
+	 * checking it again after the acquire tells that case apart.
 	 */
 	cons = smp_load_acquire(&e->fast_cons);
+	if (cons && READ_ONCE(e->prod) != prod)
+		cons = NULL;
 	if (cons) {
 		handler = READ_ONCE(e->handler);
 		ret = handler(cons, prod);
