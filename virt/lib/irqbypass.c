@@ -453,10 +453,10 @@ static void irqbp_lone_adopt(struct irqbp_entry *e,
 }
 
 /*
- * Returns @token's entry, or an ERR_PTR.  A new one takes in the token's
- * lone consumer, if there is one.
+ * Returns @token's entry, or an ERR_PTR.  A new one, allocated with @gfp,
+ * takes in the token's lone consumer, if there is one.
  */
-static struct irqbp_entry *irqbp_get_entry(void *token)
+static struct irqbp_entry *irqbp_get_entry(void *token, gfp_t gfp)
 {
 	struct irq_bypass_consumer *lone;
 	struct irqbp_entry *e;
@@ -466,7 +466,7 @@ static struct irqbp_entry *irqbp_get_entry(void *token)
 	if (e)
 		return e;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	e = kzalloc(sizeof(*e), gfp);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
 	e->token = token;
@@ -641,7 +641,7 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	e = irqbp_get_entry(producer->token);
+	e = irqbp_get_entry(producer->token, GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(e)) {
 		ret = PTR_ERR(e);
 		goto out_unlock;
@@ -829,6 +829,7 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 {
 	struct irqbp_entry *e;
 	int ret, slot;
+	gfp_t gfp;
 
 	if (!consumer->token ||
 	    !consumer->add_producer != !consumer->del_producer ||
@@ -863,7 +864,17 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 		}
 	}
 
-	e = irqbp_get_entry(consumer->token);
+	/*
+	 * A second consumer on a token that has a lone one: the entry is
+	 * where its refusal is recorded, and an unrecorded refusal would let
+	 * the fast path deliver to the first irqfd while the eventfd's waiter
+	 * is this one (irqbp_refuse()).  KVM ignores the error, so -ENOMEM
+	 * would go unnoticed: this small allocation may not fail.
+	 */
+	gfp = GFP_KERNEL_ACCOUNT;
+	if (irqbp_lone_find(consumer->token))
+		gfp |= __GFP_NOFAIL;
+	e = irqbp_get_entry(consumer->token, gfp);
 	if (IS_ERR(e)) {
 		ret = PTR_ERR(e);
 		goto out_unlock;
@@ -912,10 +923,10 @@ out_unlock:
  * -EBUSY if @consumer or another consumer with this token is registered
  * (in the latter case @consumer must still be passed to
  * irq_bypass_unregister_consumer() before it is freed, as KVM does; until
- * then the token's fast path is off); -ENOMEM; or the error of a failing
- * add callback, in which case nothing is registered and both sides are
- * left unpaired.  On success a reference on this module is held until
- * irq_bypass_unregister_consumer().
+ * then the token's fast path is off; this case never fails with -ENOMEM);
+ * -ENOMEM; or the error of a failing add callback, in which case nothing
+ * is registered and both sides are left unpaired.  On success a reference
+ * on this module is held until irq_bypass_unregister_consumer().
  */
 int irq_bypass_register_consumer(struct irq_bypass_consumer *consumer)
 {
@@ -1021,7 +1032,7 @@ int irq_bypass_set_consumer_handler(struct irq_bypass_consumer *cons,
 			irqbp_lone_set_next(&cons->node, cons->node.next,
 					    new_slot);
 		} else {
-			e = irqbp_get_entry(cons->token);
+			e = irqbp_get_entry(cons->token, GFP_KERNEL_ACCOUNT);
 			if (IS_ERR(e)) {
 				ret = PTR_ERR(e);
 				e = NULL;
