@@ -23,6 +23,7 @@
 #include <linux/atomic.h>
 #include <linux/eventfd.h>
 #include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/irqbypass.h>
 #include <linux/kvm_irqbypass_version.h>
 #include <linux/lockdep.h>
@@ -170,13 +171,49 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
 	return irq_bypass_register_producer(fp->producer);
 }
 
+/*
+ * Whether @irq's MSI-X table entry still holds the message the irq core
+ * cached for it.  Stock writes the cached message back before each request
+ * of a vector, because a reset behind vfio's back may have cleared the
+ * table, and does so on a vector that free_irq() has shut down.  A swap
+ * keeps the vector live, and a write then could race with the irq core's
+ * own: an affinity change writes the entry and the cache under the irq
+ * descriptor's lock, which a module cannot take, and the write could
+ * restore a stale message or mask bit.  So only read, cache first: an entry
+ * that differs (also halfway through such a change) is left to stock's free
+ * and request.  A virtual entry has no table slot; stock writes none.
+ *
+ * Process context, under vdev->igate and vdev->memory_lock with memory
+ * decode on.
+ */
+static bool vfio_pci_fastpath_msix_intact(unsigned int irq)
+{
+	struct msi_desc *desc = irq_get_msi_desc(irq);
+	struct msi_msg cached, msg;
+	void __iomem *base;
+
+	if (!desc)
+		return false;
+	if (desc->pci.msi_attrib.is_virtual)
+		return true;
+	if (msi_desc_to_pci_dev(desc)->current_state != PCI_D0)
+		return false;
+	get_cached_msi_msg(irq, &cached);
+	base = desc->pci.mask_base + desc->msi_index * PCI_MSIX_ENTRY_SIZE;
+	msg.address_lo = readl(base + PCI_MSIX_ENTRY_LOWER_ADDR);
+	msg.address_hi = readl(base + PCI_MSIX_ENTRY_UPPER_ADDR);
+	msg.data = readl(base + PCI_MSIX_ENTRY_DATA);
+	return msg.address_lo == cached.address_lo &&
+	       msg.address_hi == cached.address_hi && msg.data == cached.data;
+}
+
 /**
  * vfio_pci_fastpath_swap_trigger - move a requested vector to another eventfd
  * @vdev: the device
  * @fp: the vector's state, as passed to vfio_pci_fastpath_request_irq()
  * @irq: Linux irq of the vector
  * @fd: the new eventfd's file descriptor
- * @msix: the vector is MSI-X: restore its message as a new request would
+ * @msix: the vector is MSI-X: its table entry must hold its message
  *
  * Process context, under vdev->igate.  What stock does on a trigger change
  * (QEMU's on every MSI-X mask and unmask of the guest) is free_irq() and
@@ -188,20 +225,28 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
  *
  * Return: true if the vector now signals @fd's eventfd.  false if nothing
  * was changed: the vector has stock's handler (fastpath=0 when it was
- * requested, or now) or @fd is no eventfd; the caller then frees and
- * requests the vector as stock does, and fails as stock does.
+ * requested, or now), @fd is no eventfd, or the MSI-X entry lost its
+ * message; the caller then frees and requests the vector as stock does
+ * (which writes the message back), and fails as stock does.
  */
 bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 				    struct vfio_pci_fastpath *fp,
 				    unsigned int irq, int fd, bool msix)
 {
 	struct eventfd_ctx *old = fp->trigger, *trigger;
-	struct msi_msg msg;
+	bool intact;
 	int ret;
 	u16 cmd;
 
 	if (!fp->fast || !READ_ONCE(fastpath))
 		return false;
+	if (msix) {
+		cmd = vfio_pci_memory_lock_and_enable(vdev);
+		intact = vfio_pci_fastpath_msix_intact(irq);
+		vfio_pci_memory_unlock_and_restore(vdev, cmd);
+		if (!intact)
+			return false;
+	}
 	trigger = eventfd_ctx_fdget(fd);
 	if (IS_ERR(trigger))
 		return false;
@@ -214,14 +259,6 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 	 * the thread has signalled the interrupts it counted (on either one).
 	 */
 	synchronize_irq(irq);
-
-	/* As stock before each request: undo a backdoor reset of the table. */
-	if (msix) {
-		cmd = vfio_pci_memory_lock_and_enable(vdev);
-		get_cached_msi_msg(irq, &msg);
-		pci_write_msi_msg(irq, &msg);
-		vfio_pci_memory_unlock_and_restore(vdev, cmd);
-	}
 
 	fp->producer->token = trigger;
 	ret = irq_bypass_register_fast_producer(fp->producer, NULL);
