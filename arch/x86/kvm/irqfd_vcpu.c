@@ -24,11 +24,15 @@
  * from sets it all the same and kvm_set_irq() kicks the new destination.
  * Only the optimized APIC map is consulted, O(1) in the number of vCPUs:
  * kvm_intr_is_single_vcpu()'s fallback walks every vCPU, too long for hard
- * irq in a large VM.  Anything the map does not resolve to one vCPU (PIC,
- * broadcast, a map KVM could not optimize, masked) goes to vCPU 0, which
- * the PIC's ExtINT goes to as well.
+ * irq in a large VM.  The PIC's pins go to vCPU 0, where its ExtINT goes.
+ * Anything else the map does not resolve to one vCPU (broadcast, several
+ * destinations, a map KVM could not optimize, a masked pin) is left to the
+ * work item, as in stock: a vCPU that is not the destination would only
+ * pass the interrupt on, and one that stays in KVM_RUN without reaching
+ * its run loop for long (a userfaultfd fault in post-copy migration)
+ * would hold back interrupts meant for the others.
  *
- * Return: the vCPU, or NULL if the VM has none.
+ * Return: the vCPU, or NULL for the work item.
  */
 struct kvm_vcpu *
 kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
@@ -46,11 +50,11 @@ kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 		pin = entry->irqchip.pin;
 	}
 	if (!ioapic || pin >= IOAPIC_NUM_PINS)
-		return kvm_get_vcpu(kvm, 0);
+		return NULL;
 
 	e.bits = READ_ONCE(ioapic->redirtbl[pin].bits);
 	if (e.fields.mask)
-		return kvm_get_vcpu(kvm, 0);
+		return NULL;
 
 	irq.vector = e.fields.vector;
 	irq.delivery_mode = e.fields.delivery_mode << 8;
@@ -60,7 +64,7 @@ kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 	irq.dest_id = e.fields.dest_id;
 	if (kvm_intr_is_single_vcpu_fast(kvm, &irq, &vcpu))
 		return vcpu;
-	return kvm_get_vcpu(kvm, 0);
+	return NULL;
 }
 
 /**

@@ -32,11 +32,18 @@ guest_entry:
 
 	testl	$GUEST_F_IOAPIC, GPARAM_FLAGS(%ebp)
 	jz	1f
-	/* Redirection entry: high dword first (destination APIC ID 0)... */
+	/*
+	 * Redirection entry: high dword first (destination APIC ID 0, or
+	 * 0xff, every APIC, with GUEST_F_BROADCAST)...
+	 */
 	movl	GPARAM_IOAPIC_PIN(%ebp), %ecx
 	leal	IOAPIC_REDTBL + 1(,%ecx,2), %eax
 	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL
-	movl	$0, IOAPIC_BASE + IOAPIC_IOWIN
+	xorl	%edx, %edx
+	testl	$GUEST_F_BROADCAST, GPARAM_FLAGS(%ebp)
+	jz	5f
+	movl	$IOAPIC_DEST_BROADCAST, %edx
+5:	movl	%edx, IOAPIC_BASE + IOAPIC_IOWIN
 	/* ...then the low dword, which unmasks it: fixed, physical, high. */
 	decl	%eax
 	movl	%eax, IOAPIC_BASE + IOAPIC_IOREGSEL

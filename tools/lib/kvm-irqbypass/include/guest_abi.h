@@ -46,6 +46,7 @@
 #define IOAPIC_IOWIN		0x10
 #define IOAPIC_REDTBL		0x10
 #define IOAPIC_LEVEL		0x8000
+#define IOAPIC_DEST_BROADCAST	0xff000000	/* physical destination 0xff */
 
 /*
  * Ports the guest writes to; the host sees each as KVM_EXIT_IO.  They sit
@@ -63,6 +64,7 @@
 #define GUEST_F_IOAPIC		0x1	/* program IOAPIC pin ioapic_pin */
 #define GUEST_F_LEVEL		0x2	/* ... level-triggered */
 #define GUEST_F_SPIN		0x4	/* after sti, spin instead of hlt */
+#define GUEST_F_BROADCAST	0x8	/* IOAPIC pin to every APIC (ID 0xff) */
 
 /* Exception stubs in guest_code.S are this far apart. */
 #define GUEST_FAULT_STUB_SIZE	8

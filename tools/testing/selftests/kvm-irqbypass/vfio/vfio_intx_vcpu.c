@@ -16,6 +16,10 @@
  * APICv/AVIC (the QEMU testbed) the vCPU thread sets the pin there too,
  * since kvm_set_irq() would kick it out of guest mode anyway; with them
  * the work item posts the vector and the thread count is not checked.
+ * A fourth phase moves it to a third VM, halted, whose IOAPIC entry names
+ * every APIC (destination 0xff): the optimized APIC map resolves no single
+ * vCPU, so the work item sets the pin, as in stock, and none of it is
+ * left to a vCPU that is not the destination.
  * Every interrupt must be raised, signalled on the host line, asserted on
  * the pin and delivered to the guest exactly once in each phase.  With
  * stock modules the phases cannot be told apart and only delivery is
@@ -36,7 +40,7 @@
 #include "vcpu_stats.h"
 #include "vfio_util_lite.h"
 
-#define NR_TESTS	12
+#define NR_TESTS	15
 #define TEST_GSI	5
 #define EDU_BAR0_GPA	0xe0000000u
 #define QUIET_MS	1000
@@ -195,6 +199,38 @@ static struct lite_vm *intx_guest(struct edu_dev *edu, u32 extra_flags,
 	return NULL;
 }
 
+/*
+ * Deassigns the irqfd from @from and assigns it to a new guest with @flags
+ * (GUEST_F_*).  Returns that guest, or NULL; *@irqfd_vm is the guest that
+ * holds the irqfd afterwards (NULL if none).
+ */
+static struct lite_vm *move_irqfd(struct lite_vm *from, struct edu_dev *edu,
+				  u32 flags, s32 trigger, s32 resample,
+				  int timeout, struct lite_vm **irqfd_vm)
+{
+	struct lite_vm *to;
+	int ret;
+
+	__vm_irqfd(from, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
+	*irqfd_vm = NULL;
+	to = intx_guest(edu, flags, timeout);
+	ret = to ? __vm_irqfd(to, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE,
+			      resample) : -ENOMEM;
+	if (ret)
+		tap_diag("new VM or its KVM_IRQFD: %s", strerror(-ret));
+	else
+		*irqfd_vm = to;
+	return to;
+}
+
+/* Thread counts of a phase the work item must serve alone. */
+static void check_work_sets(const struct phase *ph)
+{
+	tap_result(ph->by_vcpu == 0 && ph->by_other == ph->raised,
+		   "%s: pin asserted for %u interrupts %lld times by other threads, %lld by the vCPU thread (want %u, 0)",
+		   ph->name, ph->raised, ph->by_other, ph->by_vcpu, ph->raised);
+}
+
 /* Thread counts of a phase: most by the vCPU thread with the kit's path. */
 static void check_vcpu_sets(const struct phase *ph)
 {
@@ -219,11 +255,14 @@ int main(void)
 				 .vcpu_state = "halts" };
 	struct phase spin_ph = { .name = "irqfd_vcpu_inject=Y, spinning vCPU",
 				 .vcpu_state = "runs" };
+	struct phase bcast_ph = { .name = "irqfd_vcpu_inject=Y, broadcast pin",
+				  .vcpu_state = "halts" };
 	struct raiser r = { .started = false };
 	s32 trigger = -1, resample = -1;
-	bool irqfd = false, intx = false, opened = false;
+	bool intx = false, opened = false;
 	bool kit, apart, pinned = false;
-	struct lite_vm *vm = NULL, *spin_vm = NULL;
+	struct lite_vm *vm = NULL, *spin_vm = NULL, *bcast_vm = NULL;
+	struct lite_vm *irqfd_vm = NULL;
 	struct edu_dev edu;
 	char buf[8];
 	int ret;
@@ -253,11 +292,11 @@ int main(void)
 	resample = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = trigger < 0 || resample < 0 ? -errno :
 	      __vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_RESAMPLE, resample);
-	irqfd = !ret;
-	if (irqfd)
+	irqfd_vm = ret ? NULL : vm;
+	if (irqfd_vm)
 		ret = vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 				    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &trigger);
-	intx = irqfd && !ret;
+	intx = irqfd_vm && !ret;
 	if (intx)
 		ret = vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 				    VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, &resample);
@@ -279,10 +318,7 @@ int main(void)
 	if (kit && !write_text_file(VCPU_INJECT, "N"))
 		tap_diag("cannot write %s", VCPU_INJECT);
 	if (run_phase(vm, &edu, &r, iters, timeout, kit, &work_ph))
-		tap_result(work_ph.by_vcpu == 0 &&
-			   work_ph.by_other == work_ph.raised,
-			   "%s: pin asserted %lld times for %u interrupts, none by the vCPU thread",
-			   work_ph.name, work_ph.by_other, work_ph.raised);
+		check_work_sets(&work_ph);
 	if (kit)
 		write_text_file(VCPU_INJECT, "Y");
 
@@ -291,15 +327,9 @@ int main(void)
 		   QUIET_MS);
 
 	/* Phase 3: the same line into a second VM whose vCPU spins. */
-	__vm_irqfd(vm, trigger, TEST_GSI, KVM_IRQFD_FLAG_DEASSIGN, 0);
-	irqfd = false;
-	spin_vm = intx_guest(&edu, GUEST_F_SPIN, timeout);
-	ret = spin_vm ? __vm_irqfd(spin_vm, trigger, TEST_GSI,
-				   KVM_IRQFD_FLAG_RESAMPLE, resample) : -ENOMEM;
-	irqfd = !ret;
-	if (ret)
-		tap_diag("second VM or its KVM_IRQFD: %s", strerror(-ret));
-	if (!tap_result(irqfd, "second VM, vCPU spinning in the guest, irqfd moved to it"))
+	spin_vm = move_irqfd(vm, &edu, GUEST_F_SPIN, trigger, resample,
+			     timeout, &irqfd_vm);
+	if (!tap_result(!!irqfd_vm, "second VM, vCPU spinning in the guest, irqfd moved to it"))
 		goto out;
 	apart = vcpu_apart(&r, edu.bdf);
 	pinned = true;
@@ -312,6 +342,14 @@ int main(void)
 	else
 		check_vcpu_sets(&spin_ph);
 
+	/* Phase 4: a third VM, halted, its pin sent to every APIC. */
+	bcast_vm = move_irqfd(spin_vm, &edu, GUEST_F_BROADCAST, trigger,
+			      resample, timeout, &irqfd_vm);
+	if (!tap_result(!!irqfd_vm, "third VM, IOAPIC pin to destination 0xff, irqfd moved to it"))
+		goto out;
+	if (run_phase(bcast_vm, &edu, &r, iters, timeout, kit, &bcast_ph))
+		check_work_sets(&bcast_ph);
+
 out:
 	raiser_stop(&r);
 	/* While the line is requested: its name is in /proc/interrupts. */
@@ -322,13 +360,14 @@ out:
 	if (intx)
 		vfio_set_irqs(edu.device_fd, VFIO_PCI_INTX_IRQ_INDEX,
 			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
-	if (irqfd)
-		__vm_irqfd(spin_vm ?: vm, trigger, TEST_GSI,
+	if (irqfd_vm)
+		__vm_irqfd(irqfd_vm, trigger, TEST_GSI,
 			   KVM_IRQFD_FLAG_DEASSIGN, 0);
 	if (trigger >= 0)
 		close(trigger);
 	if (resample >= 0)
 		close(resample);
+	vm_destroy(bcast_vm);
 	vm_destroy(spin_vm);
 	vm_destroy(vm);
 	edu_close(&edu);
