@@ -1085,26 +1085,28 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 	 */
 	rcu_read_lock_sched();
 	e = irqbp_marked_entry(&prod->node, false);
-	if (!e || READ_ONCE(e->prod) != prod) {
+	if (!e) {
 		ret = -ENOENT;
 		goto out;
 	}
 
 	/*
 	 * Pairs with smp_store_release() in irqbp_publish(): seeing the
-	 * consumer implies seeing its handler.  irqbp_unpublish() clears the
-	 * pointer and then waits for this call through e->sync.
-	 *
-	 * e->sync waits for the current producer only.  If @prod unregistered
-	 * after the check above (nothing published then, so nothing waited)
-	 * and another producer registered on the token and published it, the
-	 * consumer seen here is that producer's, and its unpublish would not
-	 * wait for us.  The publish stored e->prod before its release, so
-	 * checking it again after the acquire tells that case apart.
+	 * consumer implies seeing its handler and the e->prod it was
+	 * published for.  irqbp_unpublish() clears the pointer and then waits
+	 * for this call through e->sync, which waits for the current producer
+	 * only.  So e->prod is checked after the acquire, not before: had
+	 * @prod unregistered (nothing published then, so nothing waited) and
+	 * another producer registered on the token and published it, the
+	 * consumer seen here would be that producer's, and its unpublish
+	 * would not wait for us.  Such a call counts no miss: the entry is
+	 * not @prod's.
 	 */
 	cons = smp_load_acquire(&e->fast_cons);
-	if (cons && READ_ONCE(e->prod) != prod)
-		cons = NULL;
+	if (READ_ONCE(e->prod) != prod) {
+		ret = -ENOENT;
+		goto out;
+	}
 	if (cons) {
 		handler = READ_ONCE(e->handler);
 		ret = handler(cons, prod);
