@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Minimal VFIO helper for the edu device; see vfio_util_lite.h.
+ * Minimal VFIO helper for the edu device (and any other PCI device a test
+ * drives through BAR registers); see vfio_util_lite.h.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -54,7 +55,7 @@ static int write_sysfs(const char *path, const char *value)
 	return ret;
 }
 
-static bool is_edu(const char *bdf)
+static bool is_id(const char *bdf, u16 want_vendor, u16 want_device)
 {
 	char path[PATH_MAX];
 	unsigned long vendor, device;
@@ -65,7 +66,7 @@ static bool is_edu(const char *bdf)
 	snprintf(path, sizeof(path), PCI_DEVICES "/%s/device", bdf);
 	if (read_hex_file(path, &device))
 		return false;
-	return vendor == EDU_VENDOR && device == EDU_DEVICE;
+	return vendor == want_vendor && device == want_device;
 }
 
 /* Copy a PCI address, refusing (rather than truncating) one too long. */
@@ -80,19 +81,21 @@ static bool copy_bdf(char *bdf, size_t len, const char *name)
 }
 
 /*
- * The n-th edu in BDF order (readdir() order is the directory's, not the
- * bus's); EDU_BDF in the environment names the first one.
+ * The n-th vendor:device in BDF order (readdir() order is the directory's,
+ * not the bus's); for the edu, EDU_BDF in the environment names the first.
  */
-static int edu_find(char *bdf, size_t len, unsigned int n)
+static int pci_find(char *bdf, size_t len, u16 vendor, u16 device,
+		    unsigned int n)
 {
-	const char *env = getenv("EDU_BDF");
+	const char *env = vendor == EDU_VENDOR && device == EDU_DEVICE ?
+			  getenv("EDU_BDF") : NULL;
 	char best[64] = "", prev[64] = "";
 	struct dirent *de;
 	unsigned int i;
 	DIR *dir;
 
 	if (env && *env && n == 0) {
-		if (!is_edu(env) || !copy_bdf(bdf, len, env)) {
+		if (!is_id(env, vendor, device) || !copy_bdf(bdf, len, env)) {
 			tap_diag("EDU_BDF=%s is not a %04x:%04x device", env,
 				 EDU_VENDOR, EDU_DEVICE);
 			return -EINVAL;
@@ -107,7 +110,8 @@ static int edu_find(char *bdf, size_t len, unsigned int n)
 		best[0] = '\0';
 		while ((de = readdir(dir))) {
 			if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(best) ||
-			    strcmp(de->d_name, prev) <= 0 || !is_edu(de->d_name))
+			    strcmp(de->d_name, prev) <= 0 ||
+			    !is_id(de->d_name, vendor, device))
 				continue;
 			if (!best[0] || strcmp(de->d_name, best) < 0)
 				snprintf(best, sizeof(best), "%s", de->d_name);
@@ -136,7 +140,7 @@ static void bound_driver(const char *bdf, char *drv, size_t len)
 	snprintf(drv, len, "%s", basename(target));
 }
 
-static int edu_bind_vfio(const char *bdf)
+static int bind_vfio(const char *bdf)
 {
 	char path[PATH_MAX], drv[64];
 	int ret;
@@ -177,7 +181,7 @@ fail:
 	return ret;
 }
 
-static int edu_open_group(struct edu_dev *edu)
+static int open_group(struct edu_dev *edu)
 {
 	struct vfio_group_status status = { .argsz = sizeof(status) };
 	char path[PATH_MAX], target[PATH_MAX];
@@ -209,7 +213,7 @@ static int edu_open_group(struct edu_dev *edu)
 	return 0;
 }
 
-static int edu_open_container(struct edu_dev *edu)
+static int open_container(struct edu_dev *edu)
 {
 	int type = VFIO_TYPE1v2_IOMMU;
 
@@ -237,38 +241,50 @@ static int edu_open_container(struct edu_dev *edu)
 	return 0;
 }
 
-static int edu_map_bar0(struct edu_dev *edu)
+void *vfio_pci_map_bar(struct edu_dev *dev, unsigned int index,
+		       size_t *size)
 {
 	struct vfio_region_info bar = {
 		.argsz = sizeof(bar),
-		.index = VFIO_PCI_BAR0_REGION_INDEX,
+		.index = VFIO_PCI_BAR0_REGION_INDEX + index,
 	};
+	void *p;
+
+	if (ioctl(dev->device_fd, VFIO_DEVICE_GET_REGION_INFO, &bar) < 0) {
+		tap_diag("VFIO_DEVICE_GET_REGION_INFO(BAR%u): %s", index,
+			 strerror(errno));
+		return NULL;
+	}
+	if (!(bar.flags & VFIO_REGION_INFO_FLAG_MMAP) || !bar.size) {
+		tap_diag("BAR%u is not mmap-able (flags 0x%x size 0x%llx)",
+			 index, bar.flags, (unsigned long long)bar.size);
+		return NULL;
+	}
+	p = mmap(NULL, bar.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 dev->device_fd, bar.offset);
+	if (p == MAP_FAILED) {
+		tap_diag("mmap(BAR%u): %s", index, strerror(errno));
+		return NULL;
+	}
+	*size = bar.size;
+	return p;
+}
+
+static int map_bar0(struct edu_dev *dev)
+{
 	struct vfio_region_info cfg = {
 		.argsz = sizeof(cfg),
 		.index = VFIO_PCI_CONFIG_REGION_INDEX,
 	};
-	void *p;
 
-	if (ioctl(edu->device_fd, VFIO_DEVICE_GET_REGION_INFO, &cfg) < 0 ||
-	    ioctl(edu->device_fd, VFIO_DEVICE_GET_REGION_INFO, &bar) < 0) {
-		tap_diag("VFIO_DEVICE_GET_REGION_INFO: %s", strerror(errno));
+	if (ioctl(dev->device_fd, VFIO_DEVICE_GET_REGION_INFO, &cfg) < 0) {
+		tap_diag("VFIO_DEVICE_GET_REGION_INFO(config): %s",
+			 strerror(errno));
 		return -errno;
 	}
-	edu->config_offset = cfg.offset;
-	if (!(bar.flags & VFIO_REGION_INFO_FLAG_MMAP) || !bar.size) {
-		tap_diag("BAR0 is not mmap-able (flags 0x%x size 0x%llx)",
-			 bar.flags, (unsigned long long)bar.size);
-		return -EINVAL;
-	}
-	p = mmap(NULL, bar.size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 edu->device_fd, bar.offset);
-	if (p == MAP_FAILED) {
-		tap_diag("mmap(BAR0): %s", strerror(errno));
-		return -errno;
-	}
-	edu->bar0 = p;
-	edu->bar0_size = bar.size;
-	return 0;
+	dev->config_offset = cfg.offset;
+	dev->bar0 = vfio_pci_map_bar(dev, 0, &dev->bar0_size);
+	return dev->bar0 ? 0 : -EIO;
 }
 
 int edu_open(struct edu_dev *edu)
@@ -276,47 +292,58 @@ int edu_open(struct edu_dev *edu)
 	return edu_open_nth(edu, 0);
 }
 
+int vfio_pci_open_id(struct edu_dev *dev, u16 vendor, u16 device,
+		     unsigned int n)
+{
+	int ret;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->container_fd = -1;
+	dev->group_fd = -1;
+	dev->device_fd = -1;
+
+	ret = pci_find(dev->bdf, sizeof(dev->bdf), vendor, device, n);
+	if (ret)
+		return ret;
+	ret = bind_vfio(dev->bdf);
+	if (!ret)
+		ret = open_group(dev);
+	if (!ret)
+		ret = open_container(dev);
+	if (ret)
+		goto fail;
+	dev->device_fd = ioctl(dev->group_fd, VFIO_GROUP_GET_DEVICE_FD,
+			       dev->bdf);
+	if (dev->device_fd < 0) {
+		ret = -errno;
+		tap_diag("VFIO_GROUP_GET_DEVICE_FD(%s): %s", dev->bdf,
+			 strerror(errno));
+		goto fail;
+	}
+	ret = map_bar0(dev);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	edu_close(dev);
+	/* The device exists, so a failure here is never a skip. */
+	return ret == -ENODEV ? -EIO : ret;
+}
+
 int edu_open_nth(struct edu_dev *edu, unsigned int n)
 {
 	static bool told;	/* a test may open it hundreds of times */
 	int ret;
 
-	memset(edu, 0, sizeof(*edu));
-	edu->container_fd = -1;
-	edu->group_fd = -1;
-	edu->device_fd = -1;
-
-	ret = edu_find(edu->bdf, sizeof(edu->bdf), n);
+	ret = vfio_pci_open_id(edu, EDU_VENDOR, EDU_DEVICE, n);
 	if (ret)
 		return ret;
 	if (!told && n == 0)
 		tap_diag("edu device at %s", edu->bdf);
 	told = true;
-	ret = edu_bind_vfio(edu->bdf);
-	if (!ret)
-		ret = edu_open_group(edu);
-	if (!ret)
-		ret = edu_open_container(edu);
-	if (ret)
-		goto fail;
-	edu->device_fd = ioctl(edu->group_fd, VFIO_GROUP_GET_DEVICE_FD,
-			       edu->bdf);
-	if (edu->device_fd < 0) {
-		ret = -errno;
-		tap_diag("VFIO_GROUP_GET_DEVICE_FD(%s): %s", edu->bdf,
-			 strerror(errno));
-		goto fail;
-	}
-	ret = edu_map_bar0(edu);
-	if (ret)
-		goto fail;
 	/* A previous run may have died with an interrupt still raised. */
 	edu_write(edu, EDU_REG_IRQ_ACK, ~0u);
 	return 0;
-fail:
-	edu_close(edu);
-	/* The device exists, so a failure here is never a skip. */
-	return ret == -ENODEV ? -EIO : ret;
 }
 
 void edu_close(struct edu_dev *edu)

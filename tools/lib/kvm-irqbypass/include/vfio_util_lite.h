@@ -3,7 +3,8 @@
  * Just enough VFIO to drive QEMU's edu device (vendor 0x1234, device
  * 0x11e8; docs/specs/edu.txt in QEMU) from the kvm-irqbypass selftests:
  * find it, bind it to vfio-pci, open it through the legacy group/container
- * interface, map BAR0 and wire its interrupts to eventfds.
+ * interface, map BAR0 and wire its interrupts to eventfds.  The same for
+ * other devices a test drives through BAR registers (vfio_pci_open_id()).
  */
 #ifndef KVM_IRQBYPASS_VFIO_UTIL_LITE_H
 #define KVM_IRQBYPASS_VFIO_UTIL_LITE_H
@@ -42,7 +43,22 @@ struct edu_dev {
 int edu_open(struct edu_dev *edu);
 /* The same for the n-th edu in BDF order (0: the one edu_open() takes). */
 int edu_open_nth(struct edu_dev *edu, unsigned int n);
+/* Closes any device opened here. */
 void edu_close(struct edu_dev *edu);
+
+/*
+ * The n-th vendor:device in BDF order, bound to vfio-pci and opened as the
+ * edu is, BAR0 mapped (it must be mmap-able).  Returns 0, -ENODEV when there
+ * is none, or another -errno after a diagnostic.
+ */
+int vfio_pci_open_id(struct edu_dev *dev, u16 vendor, u16 device,
+		     unsigned int n);
+/*
+ * mmap() BAR index of an open device; its address, or NULL after a
+ * diagnostic.  *size: the BAR's size.  The caller munmap()s it.
+ */
+void *vfio_pci_map_bar(struct edu_dev *dev, unsigned int index,
+		       size_t *size);
 
 static inline u32 edu_read(struct edu_dev *edu, unsigned int reg)
 {
