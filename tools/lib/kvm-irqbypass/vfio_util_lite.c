@@ -362,6 +362,69 @@ void edu_close(struct edu_dev *edu)
 	edu->container_fd = -1;
 }
 
+int e1000e_open(struct edu_dev *dev, unsigned int n)
+{
+	int ret = vfio_pci_open_id(dev, E1000E_VENDOR, E1000E_DEVICE, n);
+
+	if (ret)
+		return ret;
+	ret = edu_enable_bus_master(dev);
+	if (ret) {
+		edu_close(dev);
+		return ret;
+	}
+	dev->msix = true;
+	edu_write(dev, E1000_IMC, ~0u);
+	edu_write(dev, E1000_ICR, ~0u);
+	edu_write(dev, E1000_IVAR, E1000_IVAR_ALL);
+	edu_write(dev, E1000_CTRL_EXT, edu_read(dev, E1000_CTRL_EXT) |
+		  E1000_CTRL_EXT_INT_TIMERS_CLEAR_ENA);
+	if (edu_read(dev, E1000_IVAR) != E1000_IVAR_ALL) {
+		tap_diag("%s: IVAR reads 0x%08x", dev->bdf,
+			 edu_read(dev, E1000_IVAR));
+		edu_close(dev);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Each vector's cause: IVAR's fields 0-4. */
+static const u32 e1000e_cause[E1000E_NR_VEC] = {
+	0x00100000, 0x00200000, 0x00400000, 0x00800000, 0x01000000,
+};
+
+void e1000e_unthrottle(struct edu_dev *dev)
+{
+	edu_write(dev, E1000_IMS, E1000_IMS_ALL);
+}
+
+void e1000e_fire(struct edu_dev *dev, unsigned int v)
+{
+	e1000e_unthrottle(dev);
+	edu_write(dev, E1000_ICS, e1000e_cause[v]);
+}
+
+void e1000e_clear(struct edu_dev *dev, unsigned int v)
+{
+	edu_write(dev, E1000_ICR, e1000e_cause[v]);
+}
+
+void dev_msi_raise(struct edu_dev *dev)
+{
+	if (dev->msix)
+		e1000e_fire(dev, 0);
+	else
+		edu_write(dev, EDU_REG_IRQ_RAISE, 1);
+}
+
+void dev_msi_ack(struct edu_dev *dev)
+{
+	if (dev->msix)
+		e1000e_clear(dev, 0);
+	else
+		edu_write(dev, EDU_REG_IRQ_ACK, 1);
+}
+
 int edu_check_alive(struct edu_dev *edu)
 {
 	u32 id = edu_read(edu, EDU_REG_ID);

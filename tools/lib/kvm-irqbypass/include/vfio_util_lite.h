@@ -24,6 +24,28 @@
 #define EDU_REG_IRQ_RAISE	0x60
 #define EDU_REG_IRQ_ACK		0x64
 
+/*
+ * QEMU's e1000e (82574L), the q35 machine's default NIC: five MSI-X vectors
+ * in BAR 3, each fired by a cause bit written to ICS (BAR0 registers;
+ * 82574L datasheet, QEMU hw/net/e1000_regs.h).
+ */
+#define E1000E_VENDOR		0x8086
+#define E1000E_DEVICE		0x10d3
+#define E1000E_MSIX_BAR		3
+#define E1000E_NR_VEC		5
+#define E1000_CTRL_EXT		0x18
+#define E1000_CTRL_EXT_INT_TIMERS_CLEAR_ENA	0x20000000
+#define E1000_ICR		0xc0	/* cause read; write 1 to clear */
+#define E1000_ICS		0xc8	/* cause set */
+#define E1000_IMS		0xd0	/* mask set (enable) */
+#define E1000_IMC		0xd8	/* mask clear */
+#define E1000_IVAR		0xe4	/* cause -> vector, 4 bits each */
+/* RXQ0, RXQ1, TXQ0, TXQ1, OTHER: valid, to vectors 0-4. */
+#define E1000_IVAR_ALL		0x000cba98
+/* Every cause IMS takes (e1000e_set_ims()): see e1000e_unthrottle(). */
+#define E1000_IMS_ALL		0x01f782d7
+
+/* A device opened here: the edu, or (msix) an e1000e. */
 struct edu_dev {
 	char bdf[32];		/* e.g. 0000:00:03.0 */
 	int container_fd;
@@ -32,6 +54,11 @@ struct edu_dev {
 	void *bar0;
 	size_t bar0_size;
 	u64 config_offset;	/* of the config space region in device_fd */
+	/*
+	 * An e1000e (e1000e_open()): the tests' "MSI" is its MSI-X vector 0,
+	 * raised and acknowledged by dev_msi_raise() and dev_msi_ack().
+	 */
+	bool msix;
 };
 
 /*
@@ -69,6 +96,43 @@ static inline void edu_write(struct edu_dev *edu, unsigned int reg,
 			     u32 value)
 {
 	mmio_write32((u8 *)edu->bar0 + reg, value);
+}
+
+/*
+ * The n-th e1000e, opened as above with bus mastering on, every interrupt
+ * cause masked and cleared, each queue cause (and OTHER) on its own MSI-X
+ * vector.  -ENODEV when there is none.
+ */
+int e1000e_open(struct edu_dev *dev, unsigned int n);
+/*
+ * QEMU 7.2's e1000e throttles each vector (EITR: at least 128 us, not to
+ * be turned off), and once it has held an interrupt back it sends every
+ * later one on that vector twice (nothing clears the held flag).  An IMS
+ * write of every cause with CTRL_EXT.INT_TIMERS_CLEAR_ENA runs all its
+ * timers in the write itself, so the next interrupt is sent at once and
+ * none is held.  Also: a timer that expires with MSI-X disabled aborts
+ * QEMU (an assertion), so call this before disabling MSI-X less than
+ * 128 us after an interrupt.  Only while MSI-X is enabled.
+ */
+void e1000e_unthrottle(struct edu_dev *dev);
+/* Fire vector v (e1000e_unthrottle() first); dev_msi_ack() clears it. */
+void e1000e_fire(struct edu_dev *dev, unsigned int v);
+void e1000e_clear(struct edu_dev *dev, unsigned int v);
+
+/* Raise the device's interrupt: edu MSI, or e1000e MSI-X vector 0. */
+void dev_msi_raise(struct edu_dev *dev);
+/* Clear its cause, so that the next raise fires again. */
+void dev_msi_ack(struct edu_dev *dev);
+/* VFIO irq index of that interrupt. */
+static inline u32 dev_msi_index(const struct edu_dev *dev)
+{
+	return dev->msix ? VFIO_PCI_MSIX_IRQ_INDEX : VFIO_PCI_MSI_IRQ_INDEX;
+}
+
+/* Its /proc/interrupts name up to the vector number: "vfio-msi[". */
+static inline const char *dev_msi_name(const struct edu_dev *dev)
+{
+	return dev->msix ? "vfio-msix[" : "vfio-msi[";
 }
 
 /* Sanity check that BAR0 really is an edu: ID and liveness registers. */

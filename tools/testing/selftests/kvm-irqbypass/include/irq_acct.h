@@ -24,8 +24,8 @@ struct irq_acct {
 };
 
 void irq_acct_add(struct irq_acct *sum, const struct irq_acct *c);
-/* Zero c, note the host irq count of bdf, start the tracepoints if fast. */
-void irq_acct_begin(struct irq_acct *c, const char *bdf, bool fast);
+/* Zero c, note dev's host irq count, start the tracepoints if fast. */
+void irq_acct_begin(struct irq_acct *c, const struct edu_dev *dev, bool fast);
 /* raised == guest + signalled + absorbed, nothing doubled. */
 bool irq_acct_exact(const struct irq_acct *c);
 void irq_acct_print(const char *name, const struct irq_acct *c);
@@ -49,8 +49,8 @@ static inline const u32 *guest_count_ptr(u8 *ram)
 unsigned int msi_sink_collect(struct msi_sink *s, struct irq_acct *c);
 
 /*
- * Raise one edu MSI and wait until it shows up in the sink, at most
- * timeout_ms or until *abort is set.  The edu's status is acked after.
+ * Raise one MSI (dev_msi_raise()) and wait until it shows up in the sink,
+ * at most timeout_ms or until *abort is set.  Acked after (dev_msi_ack()).
  * Returns 0, or -ETIMEDOUT (nothing seen: the caller decides whether that
  * raise was absorbed by a teardown or lost).
  */
@@ -67,7 +67,7 @@ int edu_raise_wait_sinks(struct edu_dev *edu, struct msi_sink *s,
 
 /* The vector's eventfd: nonblocking, close-on-exec. */
 int msi_eventfd(void);
-/* MSI vector 0 of the edu triggers fd (-1: disable MSI). */
+/* MSI vector 0 of the edu (MSI-X vector 0 of an e1000e) triggers fd (-1: disable). */
 int edu_msi_trigger(struct edu_dev *edu, int fd);
 
 #endif /* KVM_IRQBYPASS_IRQ_ACCT_H */

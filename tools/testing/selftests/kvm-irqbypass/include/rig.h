@@ -42,6 +42,8 @@ struct msi_rig {
  * -ENODEV: no edu (skip); another -errno after a diagnostic.
  */
 int rig_setup(struct msi_rig *r, u8 *ram);
+/* The same with the e1000e's MSI-X vector 0 for the edu's MSI (msix). */
+int rig_setup_dev(struct msi_rig *r, u8 *ram, bool msix);
 /* A VM with the irqfd assigned and its vCPU running (after rig_vm_down). */
 int rig_vm_up(struct msi_rig *r);
 /* Stop the vCPU, destroy the VM (the eventfd and the edu stay). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Delivery accounting of one-at-a-time edu MSIs; see irq_acct.h.
+ * Delivery accounting of one-at-a-time device MSIs; see irq_acct.h.
  */
 #include <errno.h>
 #include <string.h>
@@ -63,7 +63,7 @@ int edu_raise_wait_sinks(struct edu_dev *edu, struct msi_sink *s,
 	unsigned int i, n;
 	int ret = 0;
 
-	edu_write(edu, EDU_REG_IRQ_RAISE, 1);
+	dev_msi_raise(edu);
 	c->raised++;
 	for (;;) {
 		for (i = n = 0; i < nr; i++)
@@ -79,7 +79,7 @@ int edu_raise_wait_sinks(struct edu_dev *edu, struct msi_sink *s,
 		}
 		usleep(20);
 	}
-	edu_write(edu, EDU_REG_IRQ_ACK, 1);
+	dev_msi_ack(edu);
 	return ret;
 }
 
@@ -98,17 +98,20 @@ int edu_msi_trigger(struct edu_dev *edu, int fd)
 {
 	s32 fds[1] = { fd };
 
-	if (fd < 0)
-		return vfio_set_irqs(edu->device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+	if (fd < 0) {
+		if (edu->msix)
+			e1000e_unthrottle(edu);
+		return vfio_set_irqs(edu->device_fd, dev_msi_index(edu),
 				     VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
-	return vfio_set_irqs(edu->device_fd, VFIO_PCI_MSI_IRQ_INDEX,
+	}
+	return vfio_set_irqs(edu->device_fd, dev_msi_index(edu),
 			     VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, fds);
 }
 
-void irq_acct_begin(struct irq_acct *c, const char *bdf, bool fast)
+void irq_acct_begin(struct irq_acct *c, const struct edu_dev *dev, bool fast)
 {
 	memset(c, 0, sizeof(*c));
-	c->host = proc_interrupts_count("vfio-msi[", bdf);
+	c->host = proc_interrupts_count(dev_msi_name(dev), dev->bdf);
 	c->hits = -1;
 	c->misses = -1;
 	if (fast && !fastpath_trace_start())

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,6 +56,12 @@ void rig_vm_down(struct msi_rig *r)
 
 int rig_setup(struct msi_rig *r, u8 *ram)
 {
+	return rig_setup_dev(r, ram, false);
+}
+
+int rig_setup_dev(struct msi_rig *r, u8 *ram, bool msix)
+{
+	char name[32];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -64,18 +71,20 @@ int rig_setup(struct msi_rig *r, u8 *ram)
 	r->ram = ram;
 	r->timeout = test_timeout_ms();
 	pthread_mutex_init(&r->lock, NULL);
-	ret = edu_open(&r->edu);
+	ret = msix ? e1000e_open(&r->edu, 0) : edu_open(&r->edu);
 	if (ret)
 		return ret;
 	r->efd = msi_eventfd();
 	r->sink.efd = r->efd;
-	if (r->efd < 0 || edu_check_alive(&r->edu) ||
+	if (r->efd < 0 || (!msix && edu_check_alive(&r->edu)) ||
 	    edu_enable_bus_master(&r->edu) || rig_vm_up(r) ||
 	    edu_msi_trigger(&r->edu, r->efd))
 		return -EIO;
-	r->irq = proc_interrupts_irq("vfio-msi[0]", r->edu.bdf);
+	snprintf(name, sizeof(name), "%s0]", dev_msi_name(&r->edu));
+	r->irq = proc_interrupts_irq(name, r->edu.bdf);
 	r->fast = fastpath_enabled();
-	tap_diag("edu MSI irq %d, fast path %s", r->irq,
+	tap_diag("%s %s irq %d, fast path %s", msix ? "e1000e" : "edu",
+		 msix ? "MSI-X vector 0" : "MSI", r->irq,
 		 r->fast ? "on (tracepoints counted)" : "off or stock modules");
 	return 0;
 }
@@ -118,7 +127,7 @@ void rig_settle(struct msi_rig *r, struct irq_acct *c, int ms)
 
 void rig_phase_begin(struct msi_rig *r, struct irq_acct *c)
 {
-	irq_acct_begin(c, r->edu.bdf, r->fast);
+	irq_acct_begin(c, &r->edu, r->fast);
 }
 
 void rig_phase_end(struct msi_rig *r, struct irq_acct *c, const char *name)
@@ -126,7 +135,7 @@ void rig_phase_end(struct msi_rig *r, struct irq_acct *c, const char *name)
 	long long host;
 
 	rig_settle(r, c, 100);
-	host = proc_interrupts_count("vfio-msi[", r->edu.bdf);
+	host = proc_interrupts_count(dev_msi_name(&r->edu), r->edu.bdf);
 	c->host = c->host >= 0 && host >= 0 ? host - c->host : -1;
 	if (r->fast)
 		fastpath_trace_count(r->irq, &c->hits, &c->misses);

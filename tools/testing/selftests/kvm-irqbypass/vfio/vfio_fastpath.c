@@ -133,7 +133,7 @@ static int vm_route_ioapic(struct lite_vm *vm, u32 gsi, u32 pin)
 
 static void phase_begin(struct fp_test *t, struct irq_acct *c)
 {
-	irq_acct_begin(c, t->edu.bdf, t->fast);
+	irq_acct_begin(c, &t->edu, t->fast);
 }
 
 /*

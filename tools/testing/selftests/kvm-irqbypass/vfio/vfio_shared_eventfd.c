@@ -171,7 +171,7 @@ static void phase_begin(struct shared_test *t, struct irq_acct *c)
 {
 	int i;
 
-	irq_acct_begin(&c[0], t->edu.bdf, t->fast);
+	irq_acct_begin(&c[0], &t->edu, t->fast);
 	for (i = 1; i < NR_SINKS; i++)
 		memset(&c[i], 0, sizeof(c[i]));
 }
