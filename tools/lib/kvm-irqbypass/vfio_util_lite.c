@@ -368,11 +368,6 @@ int e1000e_open(struct edu_dev *dev, unsigned int n)
 
 	if (ret)
 		return ret;
-	ret = edu_enable_bus_master(dev);
-	if (ret) {
-		edu_close(dev);
-		return ret;
-	}
 	dev->msix = true;
 	edu_write(dev, E1000_IMC, ~0u);
 	edu_write(dev, E1000_ICR, ~0u);

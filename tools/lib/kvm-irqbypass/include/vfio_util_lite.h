@@ -99,9 +99,10 @@ static inline void edu_write(struct edu_dev *edu, unsigned int reg,
 }
 
 /*
- * The n-th e1000e, opened as above with bus mastering on, every interrupt
- * cause masked and cleared, each queue cause (and OTHER) on its own MSI-X
- * vector.  -ENODEV when there is none.
+ * The n-th e1000e, opened as above, every interrupt cause masked and
+ * cleared, each queue cause (and OTHER) on its own MSI-X vector; bus
+ * mastering is the caller's (edu_enable_bus_master()), as for the edu.
+ * -ENODEV when there is none.
  */
 int e1000e_open(struct edu_dev *dev, unsigned int n);
 /*
@@ -112,7 +113,7 @@ int e1000e_open(struct edu_dev *dev, unsigned int n);
  * timers in the write itself, so the next interrupt is sent at once and
  * none is held.  Also: a timer that expires with MSI-X disabled aborts
  * QEMU (an assertion), so call this before disabling MSI-X less than
- * 128 us after an interrupt.  Only while MSI-X is enabled.
+ * 128 us after an interrupt (edu_msi_trigger(dev, -1) does).
  */
 void e1000e_unthrottle(struct edu_dev *dev);
 /* Fire vector v (e1000e_unthrottle() first); dev_msi_ack() clears it. */

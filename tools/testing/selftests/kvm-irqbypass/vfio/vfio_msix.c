@@ -34,8 +34,10 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <linux/pci_regs.h>
 
 #include "fastpath_trace.h"
+#include "irq_acct.h"
 #include "kmsg.h"
 #include "kvm_util_lite.h"
 #include "tap.h"
@@ -60,11 +62,11 @@ struct msix_test {
 /* Vector v's table entry: address low, address high, data. */
 static void entry_read(struct msix_test *t, unsigned int v, u32 e[3])
 {
-	u8 *p = t->table + v * 16;
-	int i;
+	u8 *p = t->table + v * PCI_MSIX_ENTRY_SIZE;
 
-	for (i = 0; i < 3; i++)
-		e[i] = mmio_read32(p + 4 * i);
+	e[0] = mmio_read32(p + PCI_MSIX_ENTRY_LOWER_ADDR);
+	e[1] = mmio_read32(p + PCI_MSIX_ENTRY_UPPER_ADDR);
+	e[2] = mmio_read32(p + PCI_MSIX_ENTRY_DATA);
 }
 
 /* Read what the eventfd counted (0 if nothing), waiting up to ms for it. */
@@ -181,7 +183,7 @@ static bool swap_trigger(struct msix_test *t, s32 fd, bool corrupt)
 	entry_read(t, 0, orig);
 	if (corrupt) {
 		/* Data only: with remapping a subhandle, never fired. */
-		mmio_write32(t->table + 8, orig[2] ^ 1);
+		mmio_write32(t->table + PCI_MSIX_ENTRY_DATA, orig[2] ^ 1);
 		entry_read(t, 0, e);
 		if (e[2] != (orig[2] ^ 1)) {
 			tap_diag("the MSI-X table did not take the write (data 0x%x)",
@@ -206,7 +208,7 @@ static int open_device(struct msix_test *t)
 		return ret;
 	tap_diag("e1000e at %s", t->dev.bdf);
 	t->table = vfio_pci_map_bar(&t->dev, E1000E_MSIX_BAR, &t->table_size);
-	if (!t->table)
+	if (!t->table || edu_enable_bus_master(&t->dev))
 		return -EIO;
 	ret = vfio_irq_count(t->dev.device_fd, VFIO_PCI_MSIX_IRQ_INDEX);
 	if (ret != E1000E_NR_VEC) {
@@ -250,14 +252,10 @@ static void teardown(struct msix_test *t)
 	int v;
 
 	if (t->dev.bar0) {
-		edu_write(&t->dev, E1000_ICR, ~0u);
-		if (t->dev.device_fd >= 0)
-			e1000e_unthrottle(&t->dev);
 		edu_write(&t->dev, E1000_IMC, ~0u);
+		edu_write(&t->dev, E1000_ICR, ~0u);
+		edu_msi_trigger(&t->dev, -1);
 	}
-	if (t->dev.device_fd >= 0)
-		vfio_set_irqs(t->dev.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
 	for (v = 0; v < E1000E_NR_VEC; v++) {
 		if (t->irqfd[v])
 			__vm_irqfd(t->vm, t->efd[v], TEST_MSI_GSI,
@@ -387,8 +385,7 @@ int main(void)
 		   t.raised, t.delivered, t.signalled);
 
 	edu_write(&t.dev, E1000_IMC, ~0u);
-	ret = vfio_set_irqs(t.dev.device_fd, VFIO_PCI_MSIX_IRQ_INDEX,
-			    VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	ret = edu_msi_trigger(&t.dev, -1);
 	ok = !ret;
 	for (v = 0; v < E1000E_NR_VEC; v++) {
 		ret = __vm_irqfd(t.vm, t.efd[v], TEST_MSI_GSI,
