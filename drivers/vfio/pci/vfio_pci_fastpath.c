@@ -244,12 +244,16 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 		cmd = vfio_pci_memory_lock_and_enable(vdev);
 		intact = vfio_pci_fastpath_msix_intact(irq);
 		vfio_pci_memory_unlock_and_restore(vdev, cmd);
-		if (!intact)
+		if (!intact) {
+			trace_vfio_fastpath_swap(irq, -ESTALE);
 			return false;
+		}
 	}
 	trigger = eventfd_ctx_fdget(fd);
-	if (IS_ERR(trigger))
+	if (IS_ERR(trigger)) {
+		trace_vfio_fastpath_swap(irq, PTR_ERR(trigger));
 		return false;
+	}
 
 	/* Unpairs; a handler that saw the pair has returned (manager's sync). */
 	irq_bypass_unregister_producer(fp->producer);
@@ -268,6 +272,7 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 		fp->producer->token = NULL;
 	}
 	eventfd_ctx_put(old);
+	trace_vfio_fastpath_swap(irq, 0);
 	return true;
 }
 

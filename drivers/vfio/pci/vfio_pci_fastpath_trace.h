@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tracepoints of the vfio-pci MSI/MSI-X fast path.
- * Both fire from the vector's primary handler (hard irq, also on
- * PREEMPT_RT).
+ * Tracepoints of the vfio-pci MSI/MSI-X fast path.  hit and miss fire
+ * from the vector's primary handler (hard irq, also on PREEMPT_RT), swap
+ * from VFIO_DEVICE_SET_IRQS (process context).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM vfio_fastpath
@@ -29,6 +29,20 @@ TRACE_EVENT(vfio_fastpath_hit,
  * being changed or irqfd being deassigned, -EINVAL no atomic destination.
  */
 TRACE_EVENT(vfio_fastpath_miss,
+	    TP_PROTO(unsigned int irq, int err),
+	    TP_ARGS(irq, err),
+	    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
+	    TP_fast_assign(__entry->irq = irq; __entry->err = err;),
+	    TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
+);
+
+/*
+ * A trigger change of a requested vector with the fast handlers.  err: 0
+ * switched in place; -ESTALE the MSI-X entry does not hold the irq core's
+ * message; else eventfd_ctx_fdget()'s error.  Non-zero: the caller frees
+ * and requests the vector as stock does.
+ */
+TRACE_EVENT(vfio_fastpath_swap,
 	    TP_PROTO(unsigned int irq, int err),
 	    TP_ARGS(irq, err),
 	    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
