@@ -10,5 +10,10 @@ bool fastpath_trace_start(void);
 void fastpath_trace_stop(void);
 /* This irq's (irq < 0: any irq's) hit and miss events since the start. */
 void fastpath_trace_count(int irq, long long *hits, long long *misses);
+/*
+ * Trigger swaps since the start (vfio_fastpath_swap): switched in place,
+ * and left to stock's free and request; -1 each if the trace is unreadable.
+ */
+void fastpath_trace_swaps(long long *in_place, long long *stock);
 
 #endif /* KVM_IRQBYPASS_FASTPATH_TRACE_H */

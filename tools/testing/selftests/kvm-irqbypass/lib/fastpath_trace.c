@@ -4,6 +4,7 @@
  */
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -98,4 +99,29 @@ void fastpath_trace_count(int irq, long long *hits, long long *misses)
 		*hits = -1;
 		*misses = -1;
 	}
+}
+
+void fastpath_trace_swaps(long long *in_place, long long *stock)
+{
+	char line[512], *p;
+	FILE *f;
+
+	*in_place = -1;
+	*stock = -1;
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f)
+		return;
+	*in_place = 0;
+	*stock = 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "vfio_fastpath_swap: ");
+		if (!p)
+			continue;
+		p = strstr(p, " err=");
+		if (p && atoi(p + 5) == 0)
+			(*in_place)++;
+		else
+			(*stock)++;
+	}
+	fclose(f);
 }

@@ -19,6 +19,14 @@
  * cached message back.  The entry read after each swap, and the interrupts
  * that follow it, show which one happened and that it worked.
  *
+ * The affinity phase moves vector 0 between two CPUs and swaps after each
+ * move.  Without interrupt remapping (check.sh's msix-noremap step boots
+ * with intremap=off) every move makes the irq core write a new message to
+ * the entry and its cache: the swap must still find the entry intact and
+ * switch in place (the vfio_fastpath_swap tracepoint tells), and the
+ * interrupts must follow the vector to its new CPU.  With remapping the
+ * entry is a handle that no move changes.
+ *
  * QEMU 7.2's e1000e throttles each vector and, once it has held one
  * interrupt back, sends every later one on that vector twice: seen here on
  * the rt kernel with raises 2 ms apart per vector, 597 messages for 500
@@ -32,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <linux/pci_regs.h>
@@ -40,12 +49,16 @@
 #include "irq_acct.h"
 #include "kmsg.h"
 #include "kvm_util_lite.h"
+#include "proc_util.h"
 #include "tap.h"
 #include "vfio_util_lite.h"
 
 #define SWAP_RAISES	20
 #define QUIET_MS	1000
-#define NR_TESTS	15
+#define AFF_ROUNDS	10
+#define MOVE_RAISES	20
+#define MOVE_WAIT_US	5000
+#define NR_TESTS	18
 
 struct msix_test {
 	struct edu_dev dev;	/* BAR0: the e1000e's registers */
@@ -56,6 +69,7 @@ struct msix_test {
 	s32 efd[E1000E_NR_VEC];	/* each vector's irqfd eventfd */
 	s32 plain;		/* an eventfd without irqfd */
 	bool irqfd[E1000E_NR_VEC];
+	bool fast;		/* kit fast path, its tracepoints on */
 	unsigned int raised, delivered, signalled;
 };
 
@@ -174,10 +188,13 @@ static bool entry_equal(const u32 *a, const u32 *b)
 
 /*
  * Swap vector 0's trigger to fd, first changing its table entry when
- * corrupt.  True when the entry then holds the message it had before.
+ * corrupt.  True when the entry then holds the message it had before and,
+ * with the fast path, the kit took the way the entry calls for: in place
+ * if intact, stock's free and request if changed (vfio_fastpath_swap).
  */
 static bool swap_trigger(struct msix_test *t, s32 fd, bool corrupt)
 {
+	long long in0 = -1, st0 = -1, in, st;
 	u32 orig[3], e[3];
 
 	entry_read(t, 0, orig);
@@ -191,13 +208,121 @@ static bool swap_trigger(struct msix_test *t, s32 fd, bool corrupt)
 			return false;
 		}
 	}
+	if (t->fast)
+		fastpath_trace_swaps(&in0, &st0);
 	if (set_trigger(t, 0, fd))
 		return false;
 	entry_read(t, 0, e);
 	if (!entry_equal(orig, e))
 		tap_diag("entry 0 after the swap: %08x %08x %08x, before %08x %08x %08x",
 			 e[0], e[1], e[2], orig[0], orig[1], orig[2]);
+	if (!t->fast)
+		return entry_equal(orig, e);
+	fastpath_trace_swaps(&in, &st);
+	in = in0 >= 0 && in >= 0 ? in - in0 : -1;
+	st = st0 >= 0 && st >= 0 ? st - st0 : -1;
+	if (in != !corrupt || st != corrupt) {
+		tap_diag("swap: %lld in place, %lld stock; expected %s", in, st,
+			 corrupt ? "stock" : "in place");
+		return false;
+	}
 	return entry_equal(orig, e);
+}
+
+/* Read /proc/irq/<irq>/<file> as a number; -1 if unreadable. */
+static int irq_file_int(int irq, const char *file)
+{
+	char path[64], buf[32];
+
+	snprintf(path, sizeof(path), "/proc/irq/%d/%s", irq, file);
+	if (!read_text_file(path, buf, sizeof(buf)))
+		return -1;
+	return atoi(buf);
+}
+
+static bool irq_set_cpu(int irq, int cpu)
+{
+	char path[64], val[16];
+
+	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
+	snprintf(val, sizeof(val), "%d", cpu);
+	if (write_text_file(path, val))
+		return true;
+	tap_diag("%s: cannot write %s", path, val);
+	return false;
+}
+
+/* Whether irq's chip is interrupt remapping's ("IR-PCI-MSIX-..."). */
+static bool irq_remapped(int irq)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/kernel/irq/%d/chip_name", irq);
+	return read_text_file(path, buf, sizeof(buf)) &&
+	       !strncmp(buf, "IR-", 3);
+}
+
+struct affinity_result {
+	bool delivered;		/* every raise arrived once, where expected */
+	bool followed;		/* effective affinity followed each write */
+	bool kept;		/* no swap changed entry 0 */
+	int changes;		/* moves after which entry 0 differed */
+	int raises;		/* interrupts it took the moves to happen */
+};
+
+/*
+ * AFF_ROUNDS times: move vector 0 (Linux irq) to the other CPU; raise
+ * interrupts to the guest until the move is done; swap to the eventfd
+ * without irqfd, raise one there, swap back, raise one to the guest.
+ * Without remapping x86 moves an MSI in the vector's next interrupt, and
+ * puts that off again (-EBUSY) while the vector's previous move still
+ * waits for its cleanup on the old CPU (a timer, a jiffy later).
+ */
+static void affinity_swaps(struct msix_test *t, int irq,
+			   struct affinity_result *res)
+{
+	u32 prev[3], e[3], after[3];
+	int r, n, cpu, eff = irq_file_int(irq, "effective_affinity_list");
+
+	*res = (struct affinity_result){ .followed = eff >= 0, .kept = true };
+	entry_read(t, 0, prev);
+	for (r = 0; r < AFF_ROUNDS; r++) {
+		cpu = (eff + 1 + r) % 2;
+		if (!irq_set_cpu(irq, cpu))
+			return;
+		for (n = 1; ; n++) {
+			if (raise_one(t, 0, true, -1))
+				return;
+			if (irq_file_int(irq, "effective_affinity_list") == cpu)
+				break;
+			if (n == MOVE_RAISES) {
+				tap_diag("round %d: CPU %d written, on %d after %d interrupts",
+					 r, cpu,
+					 irq_file_int(irq, "effective_affinity_list"),
+					 n);
+				res->followed = false;
+				break;
+			}
+			usleep(MOVE_WAIT_US);
+		}
+		res->raises += n;
+		entry_read(t, 0, e);
+		if (!entry_equal(prev, e))
+			res->changes++;
+		memcpy(prev, e, sizeof(e));
+		if (set_trigger(t, 0, t->plain))
+			return;
+		entry_read(t, 0, after);
+		res->kept &= entry_equal(e, after);
+		if (raise_one(t, 0, false, t->plain) ||
+		    set_trigger(t, 0, t->efd[0]))
+			return;
+		entry_read(t, 0, after);
+		res->kept &= entry_equal(e, after);
+		if (raise_one(t, 0, true, -1))
+			return;
+	}
+	res->delivered = r == AFF_ROUNDS;
 }
 
 static int open_device(struct msix_test *t)
@@ -280,6 +405,10 @@ int main(void)
 	};
 	int iters = test_iterations(500), kmsg = kmsg_watch();
 	long long host_before, host, hits = -1, misses = -1, h0, m0;
+	long long swaps = -1, stock = -1, s0 = -1, f0 = -1;
+	struct affinity_result aff;
+	bool remapped;
+	int irq0;
 	long long vec0[E1000E_NR_VEC], vec[E1000E_NR_VEC];
 	struct msix_test t = { .plain = -1 };
 	bool ok, got_vec, fast = false, steps_ok = true;
@@ -310,6 +439,7 @@ int main(void)
 		goto out;
 
 	fast = fastpath_enabled() && fastpath_trace_start();
+	t.fast = fast;
 	host_before = proc_interrupts_count("vfio-msix[", t.dev.bdf);
 	got_vec = vector_irqs(&t, vec0);
 	for (i = 0; i < iters; i++)
@@ -340,7 +470,7 @@ int main(void)
 	/* Swaps with the entry intact: the kit's in-place switch. */
 	ok = swap_trigger(&t, t.plain, false);
 	tap_result(ok && raise_n(&t, SWAP_RAISES, false, t.plain),
-		   "vector 0 swapped to an eventfd without irqfd: entry kept, %d interrupts read from it once each",
+		   "vector 0 swapped to an eventfd without irqfd (kit: in place): entry kept, %d interrupts read from it once each",
 		   SWAP_RAISES);
 	ok = swap_trigger(&t, t.efd[0], false);
 	tap_result(ok && raise_n(&t, SWAP_RAISES, true, -1),
@@ -350,7 +480,7 @@ int main(void)
 	/* Swaps of an entry changed behind the kernel: stock's rewrite. */
 	ok = swap_trigger(&t, t.plain, true);
 	tap_result(ok && raise_n(&t, SWAP_RAISES, false, t.plain),
-		   "entry 0 changed, swapped to the eventfd: the irq core's message written back, %d interrupts read once each",
+		   "entry 0 changed, swapped to the eventfd (kit: stock's way): the irq core's message written back, %d interrupts read once each",
 		   SWAP_RAISES);
 	if (fast)
 		fastpath_trace_count(-1, &h0, &m0);
@@ -367,6 +497,41 @@ int main(void)
 			   hits, misses);
 	} else {
 		tap_skip("fast path off or stock modules, no tracepoint count");
+	}
+
+	/* Affinity moves of vector 0, a pair of swaps after each. */
+	irq0 = proc_interrupts_irq("vfio-msix[0](", t.dev.bdf);
+	if (irq0 < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		tap_skip("vector 0's irq not found, or fewer than 2 CPUs online");
+		tap_skip("no affinity moves");
+		tap_skip("no affinity moves");
+	} else {
+		remapped = irq_remapped(irq0);
+		if (fast)
+			fastpath_trace_swaps(&s0, &f0);
+		affinity_swaps(&t, irq0, &aff);
+		proc_irq_unpin("vfio-msix[0](", t.dev.bdf);
+		tap_diag("irq %d (%s): %d moves in %d raises, entry changed %d, kept: %s",
+			 irq0, remapped ? "remapped" : "not remapped",
+			 AFF_ROUNDS, aff.raises, aff.changes,
+			 aff.kept ? "yes" : "no");
+		tap_result(aff.delivered && aff.followed,
+			   "vector 0 moved between 2 CPUs %d times, swapped to the eventfd and back after each: every interrupt arrived once",
+			   AFF_ROUNDS);
+		tap_result(aff.changes == (remapped ? 0 : AFF_ROUNDS),
+			   "entry 0 %s",
+			   remapped ? "unchanged by the moves (remapped: a handle)" :
+			   "rewritten by the irq core on each move (no remapping)");
+		if (fast) {
+			fastpath_trace_swaps(&swaps, &stock);
+			swaps = s0 >= 0 && swaps >= 0 ? swaps - s0 : -1;
+			stock = f0 >= 0 && stock >= 0 ? stock - f0 : -1;
+			tap_result(aff.kept && swaps == 2 * AFF_ROUNDS && !stock,
+				   "each swap found the moved entry intact and switched in place (%lld in place, %lld stock)",
+				   swaps, stock);
+		} else {
+			tap_skip("fast path off or stock modules: swaps free and request");
+		}
 	}
 
 	/* Every vector still works after vector 0's swaps. */
