@@ -161,6 +161,19 @@ if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 		--append vfio_pci.nointxmask=1 -- \
 		"$sel/run_tests.sh" vfio_intx vfio_intx_split stress_intx
 fi
+# msix-noremap: vfio_msix and stress_teardown without interrupt remapping
+# (intremap=off): the MSI-X entries then hold the messages themselves, and
+# each affinity move rewrites one, which a trigger swap must find intact
+# (Documentation/vfio-fastpath.rst, "Trigger changes").  vfio_iommu_type1
+# needs allow_unsafe_interrupts=1 without remapping: a test setting, MSIs
+# are not isolated.  One more boot; QEMU only (the e1000e).
+if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
+	run_step msix-noremap "$kit_top/scripts/kit/testbed.sh" --modules kit \
+		--name check-msix-noremap --timeout 600 \
+		--trace-events vfio_fastpath \
+		--append "intremap=off vfio_iommu_type1.allow_unsafe_interrupts=1" -- \
+		"$sel/run_tests.sh" vfio_msix stress_teardown
+fi
 # stock-irqbypass: a stock irqbypass loaded first (as by an initramfs built
 # before the kit was installed), then modprobe kvm_amd and vfio_pci with the
 # dkms package's modprobe.d rule: the stock set loads and a guest runs
