@@ -21,6 +21,15 @@ TRACE_EVENT(vfio_fastpath_hit,
 	    TP_printk("irq=%u", __entry->irq)
 );
 
+/* An irq and an errno: the miss and swap events below. */
+DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,
+		    TP_PROTO(unsigned int irq, int err),
+		    TP_ARGS(irq, err),
+		    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
+		    TP_fast_assign(__entry->irq = irq; __entry->err = err;),
+		    TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
+);
+
 /*
  * Not delivered by the fast path: the eventfd is signalled instead (from
  * hard irq, or from the irq thread on PREEMPT_RT).  err: -ENOENT producer
@@ -28,12 +37,9 @@ TRACE_EVENT(vfio_fastpath_hit,
  * -EWOULDBLOCK not an MSI route or injection would block, -EBUSY route
  * being changed or irqfd being deassigned, -EINVAL no atomic destination.
  */
-TRACE_EVENT(vfio_fastpath_miss,
-	    TP_PROTO(unsigned int irq, int err),
-	    TP_ARGS(irq, err),
-	    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
-	    TP_fast_assign(__entry->irq = irq; __entry->err = err;),
-	    TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
+DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
+	     TP_PROTO(unsigned int irq, int err),
+	     TP_ARGS(irq, err)
 );
 
 /*
@@ -42,12 +48,9 @@ TRACE_EVENT(vfio_fastpath_miss,
  * message; else eventfd_ctx_fdget()'s error.  Non-zero: the caller frees
  * and requests the vector as stock does.
  */
-TRACE_EVENT(vfio_fastpath_swap,
-	    TP_PROTO(unsigned int irq, int err),
-	    TP_ARGS(irq, err),
-	    TP_STRUCT__entry(__field(unsigned int, irq) __field(int, err)),
-	    TP_fast_assign(__entry->irq = irq; __entry->err = err;),
-	    TP_printk("irq=%u err=%d", __entry->irq, __entry->err)
+DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_swap,
+	     TP_PROTO(unsigned int irq, int err),
+	     TP_ARGS(irq, err)
 );
 
 #endif /* _VFIO_PCI_FASTPATH_TRACE_H */
