@@ -43,7 +43,8 @@ DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
 );
 
 /*
- * A trigger change of a requested vector with the fast handlers.  err: 0
+ * A trigger change of a requested vector with the fast handlers, while
+ * fastpath=1 (with 0 stock's way runs and nothing is traced).  err: 0
  * switched in place; -ESTALE the MSI-X entry does not hold the irq core's
  * message; else eventfd_ctx_fdget()'s error.  Non-zero: the caller frees
  * and requests the vector as stock does.
