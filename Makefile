@@ -43,8 +43,9 @@
 #   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
 #   make status               per installed kernel: which of the six modules are
 #                             the kit's (and their version), which stock
-#   make check-deb            install the .deb on this machine (dkms builds it),
-#                             check, apt remove (root; several minutes)
+#   make check-deb            apt install the .deb (dkms builds it), check, apt
+#                             remove, in a sandbox whose writes are discarded:
+#                             the machine is not changed (root; several minutes)
 #   make guest                build/guest/drivers/virtio/virtio_mmio.ko: the 6.12
 #                             guest driver with the MSI/doorbell extension
 #                             (GUEST_SPARSE=1: with sparse)

@@ -62,6 +62,27 @@ finish() {
 	exit
 }
 
+# The packages make check needs, installed when missing before the
+# machine's state is recorded: after this step nothing in make check
+# installs, removes or rebuilds anything on the machine (the package
+# steps run in scripts/kit/sandbox.sh), and host-unchanged, the last step,
+# compares the state again.
+prerequisites() {
+	local p=("$SRCPKG" "$HDRPKG" make gcc libc6-dev rsync patch xz-utils
+		 dwarves kmod sparse busybox-static cpio python3 dpkg-dev
+		 debhelper dh-dkms dkms initramfs-tools util-linux) t
+	for t in ${TESTBED:-qemu}; do
+		case $t in
+		qemu) p+=(qemu-system-x86) ;;
+		bochs) p+=(bochs bochsbios vgabios isolinux syslinux-common xorriso) ;;
+		bochs3) p+=(build-essential isolinux syslinux-common xorriso) ;;
+		esac
+	done
+	[ "${KIT_DEBUG:-0}" = 1 ] && p+=(bc bison flex libelf-dev libssl-dev)
+	kit_need_pkgs "${p[@]}" &&
+		"$kit_top/scripts/kit/host-state.sh" "$log/host-state.before"
+}
+run_step prerequisites prerequisites || finish
 run_step build "$kit_top/scripts/kit/build.sh" || finish
 run_step symvers "$kit_top/scripts/kit/symvers.sh"
 run_step sparse "$kit_top/scripts/kit/sparse.sh"
@@ -84,8 +105,9 @@ run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 # The testbed boots a second time only after a panic with stock modules.
 run_step testbed-retry "$kit_top/tools/testbed/test_lib.sh"
 # The dkms package builds and carries what dkms needs; an initramfs that
-# lists vfio-pci packs the kit's irqbypass after make install.  (The step
-# deb-install, at the end, installs the package itself.)
+# lists vfio-pci packs the kit's irqbypass after make install (in the
+# sandbox: the machine's /lib/modules and /boot stay as they are).  (The
+# step deb-install, at the end, installs the package itself, sandboxed too.)
 run_step deb "$kit_top/scripts/kit/deb.sh" --check
 run_step initramfs "$kit_top/scripts/kit/deb.sh" --check-initramfs
 
@@ -187,7 +209,7 @@ if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 	run_step stock-irqbypass "$kit_top/scripts/kit/testbed.sh" --modules kit \
 		--smp 1 --name check-guard --timeout "$guard_timeout" -- debian/tests/stock-irqbypass "$sel"
 fi
-# deb-install (make check-deb): apt install the package on this machine
+# deb-install (make check-deb): in the sandbox, apt install the package
 # (dkms builds the kit for every installed kernel with headers), a testbed
 # boot on the modules dkms installed (module checks, irqfd_msi, vfio_msi),
 # apt remove, a boot on stock.  About 6 minutes; KIT_CHECK_SKIP=deb-install
@@ -195,4 +217,8 @@ fi
 if [[ " ${TESTBED:-qemu} " == *" qemu "* ]] && [ "${KIT_DEBUG:-0}" != 1 ]; then
 	run_step deb-install "$kit_top/scripts/kit/deb.sh" --check-install
 fi
+# host-unchanged: the packages, /lib/modules/*/updates, the initramfs
+# images and the kit's files are as prerequisites recorded them.
+run_step host-unchanged "$kit_top/scripts/kit/host-state.sh" --compare \
+	"$log/host-state.before" "$log/host-state.after"
 finish

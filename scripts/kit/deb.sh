@@ -12,9 +12,9 @@
 #   deb.sh --check-initramfs  make check's initramfs step: after make install,
 #                             Debian's mkinitramfs with vfio-pci in its module
 #                             list packs the kit's irqbypass (host kernel
-#                             KREL's /lib/modules, restored afterwards)
-#   deb.sh --check-install    make check-deb: apt install the .deb on this
-#                             machine, dkms shows KREL built and installed and
+#                             KREL's /lib/modules, in scripts/kit/sandbox.sh)
+#   deb.sh --check-install    make check-deb, in scripts/kit/sandbox.sh: apt
+#                             install the .deb, dkms shows KREL built and installed and
 #                             modprobe resolves the six modules to dkms's
 #                             copies, and a testbed boot on this machine's
 #                             modules (--modules host) loads them and runs
@@ -119,18 +119,20 @@ case "${1:-}" in
 		die "${deb##*/} does not depend on the linux-source of a line"
 	;;
 --check-initramfs)
+	[ "${KIT_SANDBOX:-0}" = 1 ] || exec "$kit_top/scripts/kit/sandbox.sh" "$0" "$@"
 	command -v mkinitramfs > /dev/null || die "mkinitramfs missing (initramfs-tools)"
 	kit_target
 	[ -d "/lib/modules/$KREL/kernel" ] ||
 		{ echo "deb: SKIP: no kernel image $KREL on this machine (apt-get install $IMGPKG)"; exit 0; }
-	[ -d "/lib/modules/$KREL/updates/dkms" ] &&
-		die "kvm-irqbypass-dkms is installed for $KREL: remove it first (apt remove kvm-irqbypass-dkms)"
+	# The package's own build of the kit, if the machine has it, is set
+	# aside in the sandbox, so that make install's copies are the kit.
+	if [ -d "/lib/modules/$KREL/updates/dkms" ]; then
+		rm -rf "/lib/modules/$KREL/updates/dkms"
+		depmod "$KREL"
+	fi
 	tmp=$(mktemp -d)
-	# One test at a time on this kernel's /lib/modules (make check may run
-	# in several worktrees); make uninstall restores it, whatever happens.
-	exec 8> "/run/lock/kvm-irqbypass-install-$KREL.lock"
-	flock 8
-	trap '"$kit_top/scripts/kit/install.sh" uninstall > /dev/null 2>&1; rm -rf "$tmp"' EXIT
+	# make install and update-initramfs write only the sandbox's overlays.
+	trap 'rm -rf "$tmp"' EXIT
 	"$kit_top/scripts/kit/install.sh" install
 	# A passthrough host's initramfs: vfio-pci listed, only listed modules,
 	# and no busybox (klibc's utilities only: the harder case, which the
@@ -186,12 +188,18 @@ case "${1:-}" in
 	echo "deb: the initramfs carries the modprobe guard, vfio-pci's dependencies and irqbypass $iver (its own modinfo)"
 	;;
 --check-install)
+	[ "$(id -u)" -eq 0 ] || die "make check-deb installs a package in a sandbox: run as root"
+	[ "${KIT_SANDBOX:-0}" = 1 ] || exec "$kit_top/scripts/kit/sandbox.sh" "$0" "$@"
 	kit_target
-	[ "$(id -u)" -eq 0 ] || die "make check-deb installs a package: run as root"
 	[ -d "/lib/modules/$KREL/kernel" ] || die "no kernel image $KREL on this machine (apt-get install $IMGPKG)"
 	build_deb
-	exec 8> "/run/lock/kvm-irqbypass-install-$KREL.lock"
-	flock 8
+	# A machine with the package installed: removed in the sandbox first,
+	# so that the install below starts from stock as on a new host.
+	if dpkg-query -W -f='${db:Status-Status}' kvm-irqbypass-dkms 2> /dev/null | grep -qx installed; then
+		step "sandbox: apt-get remove the machine's kvm-irqbypass-dkms first"
+		DEBIAN_FRONTEND=noninteractive apt-get remove -y -q kvm-irqbypass-dkms > "$B/deb/preremove.log" 2>&1 ||
+			{ tail -n 30 "$B/deb/preremove.log" >&2; die "apt-get remove in the sandbox failed"; }
+	fi
 	step "apt-get install ./${deb##*/} (dkms builds for each installed kernel with headers)"
 	start=$SECONDS
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb" > "$B/deb/install.log" 2>&1 ||
