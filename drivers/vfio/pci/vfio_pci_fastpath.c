@@ -1,23 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfio-pci MSI/MSI-X and INTx handlers that offer each interrupt from hard
- * irq, also on PREEMPT_RT, to the irqbypass consumer paired with the
- * vector's producer.  A miss signals the eventfd as stock does: in hard irq
- * on !PREEMPT_RT, from the vector's irq thread on PREEMPT_RT, where
- * eventfd's wait-queue lock sleeps.  The thread signals once per interrupt
- * counted in ->pending, so no interrupt is merged with another or signalled
- * twice.
- *
- * INTx masks the device in the handler as stock does (DisINTx, or the line
- * for devices without it) under ->lock, a raw lock vfio's mask and unmask
- * paths take inside vdev->irqlock; the unmask stays with the resample path.
- *
- * The manager unpairs a fast producer only after synchronize_hardirq() on
- * the vector, so the consumer stays valid while the primary handler runs;
- * ->producer stays set until free_irq() has waited for both handlers, and
- * ->trigger too, or until a trigger change has waited for them
- * (synchronize_irq()).  The request, register, swap and free helpers run
- * under vdev->igate.
+ * vfio-pci MSI/MSI-X and INTx handlers that offer each interrupt, in hard
+ * irq also on PREEMPT_RT, to the vector's paired consumer; a miss signals
+ * the eventfd as stock does.  The helpers below run under vdev->igate.
  */
 
 #include <linux/atomic.h>
@@ -44,7 +29,7 @@ MODULE_PARM_DESC(fastpath,
 		 "Deliver MSI/MSI-X and INTx to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
-/* fastpath=0: stock's handler, force-threaded on PREEMPT_RT as stock. */
+/* Hard irq, or force-threaded on PREEMPT_RT: stock's, for fastpath=0. */
 static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
@@ -53,7 +38,7 @@ static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-/* The stock path: MSI signals its eventfd, INTx calls vfio's function. */
+/* Hard irq (!PREEMPT_RT) or irq thread: stock's signal of a miss. */
 static void vfio_pci_fastpath_signal(struct vfio_pci_fastpath *fp)
 {
 	if (fp->signal)
@@ -63,10 +48,8 @@ static void vfio_pci_fastpath_signal(struct vfio_pci_fastpath *fp)
 }
 
 /*
- * Hard irq.  Offers the interrupt to the paired consumer; on a miss signals
- * now (!PREEMPT_RT) or counts it for the irq thread.  No sleeping lock:
- * irq_bypass_fastpath() is lockless and the KVM consumer takes raw locks
- * only; eventfd_signal() only where its lock spins.
+ * Hard irq; lockless (the KVM consumer takes raw locks only).  A miss is
+ * signalled now where eventfd's lock spins, else counted for the thread.
  */
 static irqreturn_t vfio_pci_fastpath_deliver(struct vfio_pci_fastpath *fp,
 					     int irq)
@@ -87,10 +70,8 @@ static irqreturn_t vfio_pci_fastpath_deliver(struct vfio_pci_fastpath *fp,
 
 	atomic_inc(&fp->pending);
 	/*
-	 * Order the count before __irq_wake_thread()'s test of
-	 * IRQTF_RUNTHREAD, which is not ordered when the bit is already set:
-	 * the thread clears the bit before its atomic_xchg(), so it sees
-	 * this count in the run the bit stands for.
+	 * Order the count before __irq_wake_thread()'s unordered test of a set
+	 * IRQTF_RUNTHREAD, which the thread clears before its atomic_xchg().
 	 */
 	smp_mb__after_atomic();
 	return IRQ_WAKE_THREAD;
@@ -103,7 +84,7 @@ static irqreturn_t vfio_pci_fastpath_primary(int irq, void *arg)
 	return vfio_pci_fastpath_deliver(arg, irq);
 }
 
-/* Woken on PREEMPT_RT only: one signal per interrupt not delivered. */
+/* Irq thread, PREEMPT_RT only: one signal per interrupt not delivered. */
 static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
 {
 	struct vfio_pci_fastpath *fp = arg;
@@ -122,8 +103,7 @@ static irqreturn_t vfio_pci_fastpath_thread(int irq, void *arg)
  * @irq: Linux irq of the vector
  * @name: irq name, kept by the caller until vfio_pci_fastpath_free_irq()
  * @trigger: the vector's eventfd
- * @producer: the vector's irqbypass producer; it may be registered after
- *	this call or never (the fast path then falls back)
+ * @producer: the vector's producer, registered after this call or never
  *
  * Return: 0 or the error of request_threaded_irq().
  */
@@ -143,10 +123,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 		return request_irq(irq, vfio_pci_fastpath_stock_handler, 0,
 				   name, fp);
 
-	/*
-	 * IRQF_NO_THREAD: with a thread function it only opts out of forced
-	 * threading.  A thread only where the primary handler wakes one.
-	 */
+	/* With a thread fn, IRQF_NO_THREAD only opts out of forced threading. */
 	return request_threaded_irq(irq, vfio_pci_fastpath_primary,
 				    IS_ENABLED(CONFIG_PREEMPT_RT) ?
 				    vfio_pci_fastpath_thread : NULL,
@@ -155,36 +132,21 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 
 /**
  * vfio_pci_fastpath_register_producer - register the vector's producer
- * @fp: as passed to vfio_pci_fastpath_request_irq(), with the producer's
- *	->token and ->irq set
- *
- * With the fast-path handlers, registers the producer as one that calls
- * irq_bypass_fastpath() from the vector's hard-irq handler only, so the
- * manager publishes its pair; otherwise (fastpath=0) as stock does.
- *
+ * @fp: as passed to vfio_pci_fastpath_request_irq(), with ->token and ->irq set
  * Return: as irq_bypass_register_producer().
  */
 int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
 {
 	if (fp->fast)
-		return irq_bypass_register_fast_producer(fp->producer, NULL);
+		return irq_bypass_register_fast_producer(fp->producer, 0);
 	return irq_bypass_register_producer(fp->producer);
 }
 
 /*
- * Whether @irq's MSI-X table entry still holds the message the irq core
- * cached for it.  Stock writes the cached message back before each request
- * of a vector, because a reset behind vfio's back may have cleared the
- * table, and does so on a vector that free_irq() has shut down.  A swap
- * keeps the vector live, and a write then could race with the irq core's
- * own: an affinity change writes the entry and the cache under the irq
- * descriptor's lock, which a module cannot take, and the write could
- * restore a stale message or mask bit.  So only read, cache first: an entry
- * that differs (also halfway through such a change) is left to stock's free
- * and request.  A virtual entry has no table slot; stock writes none.
- *
- * Process context, under vdev->igate and vdev->memory_lock with memory
- * decode on.
+ * Process context, under vdev->igate and vdev->memory_lock, decode on.
+ * Stock rewrites the cached message before each request, on a vector that
+ * free_irq() shut down; on a live one a write could race with an affinity
+ * change under the irq descriptor's lock, so only compare.
  */
 static bool vfio_pci_fastpath_msix_intact(unsigned int irq)
 {
@@ -215,19 +177,12 @@ static bool vfio_pci_fastpath_msix_intact(unsigned int irq)
  * @fd: the new eventfd's file descriptor
  * @msix: the vector is MSI-X: its table entry must hold its message
  *
- * Process context, under vdev->igate.  What stock does on a trigger change
- * (QEMU's on every MSI-X mask and unmask of the guest) is free_irq() and
- * request_irq() of the same vector: /proc entries, interrupt-remapping and
- * vector-table updates, a disable and an enable.  With the fast handlers
- * the eventfd is only a pointer that the handlers read: switch it in
- * place and move the producer to the new token.  An interrupt that races
- * with the switch is signalled once, on the old or on the new eventfd.
+ * Process context, under vdev->igate.  Stock frees and requests the vector
+ * on each trigger change (QEMU's MSI-X mask and unmask); the fast handlers
+ * read the eventfd pointer, so switch it in place.
  *
- * Return: true if the vector now signals @fd's eventfd.  false if nothing
- * was changed: the vector has stock's handler (fastpath=0 when it was
- * requested, or now), @fd is no eventfd, or the MSI-X entry lost its
- * message; the caller then frees and requests the vector as stock does
- * (which writes the message back), and fails as stock does.
+ * Return: true if the vector now signals @fd's eventfd; false if nothing
+ * changed, and the caller frees and requests the vector as stock does.
  */
 bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 				    struct vfio_pci_fastpath *fp,
@@ -258,14 +213,11 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 	/* Unpairs; a handler that saw the pair has returned (manager's sync). */
 	irq_bypass_unregister_producer(fp->producer);
 	WRITE_ONCE(fp->trigger, trigger);
-	/*
-	 * A handler that read the old eventfd has returned, and on PREEMPT_RT
-	 * the thread has signalled the interrupts it counted (on either one).
-	 */
+	/* Handlers that read the old eventfd, and the RT thread, are done. */
 	synchronize_irq(irq);
 
 	fp->producer->token = trigger;
-	ret = irq_bypass_register_fast_producer(fp->producer, NULL);
+	ret = irq_bypass_register_fast_producer(fp->producer, 0);
 	if (unlikely(ret)) {
 		pci_info(vdev->pdev, "irq bypass producer (token %p) registration fails: %d\n",
 			 trigger, ret);
@@ -281,9 +233,7 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
  * @fp: as passed to vfio_pci_fastpath_request_irq()
  * @irq: Linux irq of the vector
  *
- * free_irq() waits for a running primary handler and for the thread, which
- * runs once more if it was woken: every interrupt taken before this
- * returns has been delivered or signalled.
+ * Every interrupt taken before this returns is delivered or signalled.
  */
 void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 				unsigned int irq)
@@ -294,11 +244,9 @@ void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 }
 
 /*
- * Hard irq, INTx: stock's vfio_intx_handler() with ->lock for irqlock, then
- * the fast path.  A shared line's interrupt that is not the device's
- * (masked already, or no INTx status) is IRQ_NONE and never reaches the
- * guest.  A virtually disabled INTx stays masked and unsignalled, as
- * vfio_send_intx_eventfd() leaves it.
+ * Hard irq, INTx, under ->lock (raw) for vdev->irqlock: stock's
+ * vfio_intx_handler(), then the fast path.  A virtually disabled INTx
+ * stays masked and unsignalled, as vfio_send_intx_eventfd() leaves it.
  */
 static irqreturn_t vfio_pci_fastpath_intx_primary(int irq, void *arg)
 {
@@ -324,7 +272,7 @@ static irqreturn_t vfio_pci_fastpath_intx_primary(int irq, void *arg)
 
 /**
  * vfio_pci_fastpath_intx_init - prepare the INTx context's fast-path state
- * @fp: the INTx context's fast-path state
+ * @fp: the INTx context's state, before its irq is requested or masked
  * @pdev: the device
  * @pci_2_3: the device masks INTx with DisINTx
  * @masked: vfio's masked flag of the INTx context
@@ -333,9 +281,6 @@ static irqreturn_t vfio_pci_fastpath_intx_primary(int irq, void *arg)
  * @signal: vfio's INTx signal function
  * @opaque: its first argument
  * @data: its second argument
- *
- * Called before the INTx irq is requested and before vfio's mask and unmask
- * paths can run (they take @fp->lock from then on).
  */
 void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
 				 struct pci_dev *pdev, bool pci_2_3,
@@ -367,17 +312,10 @@ void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
  * @dev_id: stock's cookie for @handler
  *
  * With fastpath=1 the handler stays in hard irq (IRQF_NO_THREAD).  On
- * PREEMPT_RT the line's other handlers are force-threaded, which makes them
- * IRQF_ONESHOT, and shared handlers must agree on it: on a shared line
- * (DisINTx) ours asks for it too, so that a sharer that comes later can
- * join, and adopts it where the line has it (IRQF_COND_ONESHOT).  It costs
- * a mask and an unmask of the line per interrupt (161 of the 177 ns that
- * rt adds to an interrupt under -icount; Documentation/vfio-fastpath.rst),
- * and the handler does not need it: DisINTx, or disable_irq_nosync() on a
- * line that is not shared, keeps the device quiet until the unmask.  So an
- * exclusive line, where no other handler can come, goes without.  If the
- * line's handlers still disagree (-EBUSY), stock's handler is requested
- * instead.
+ * PREEMPT_RT, force-threaded sharers are IRQF_ONESHOT and must agree, so
+ * ours asks for it on a shared line and adopts it (IRQF_COND_ONESHOT); an
+ * exclusive line goes without its per-interrupt mask and unmask, as the
+ * handler keeps the device quiet until the unmask.  On -EBUSY, stock's.
  *
  * Return: 0 or the error of request_irq().
  */
@@ -415,10 +353,7 @@ int vfio_pci_fastpath_intx_request_irq(struct vfio_pci_fastpath *fp,
  * @fp: as passed to vfio_pci_fastpath_intx_request_irq(), after success
  * @trigger: the eventfd vfio signals from now on, or NULL
  *
- * Unregisters the producer of the old eventfd (the manager waits for a
- * running handler) and registers one for @trigger as a fast-only producer:
- * an INTx line is never handed to KVM's posted-interrupt setup.  Without
- * the fast handler nothing is registered, as in stock.
+ * Fast-only: INTx is never handed to KVM's posted-interrupt setup.
  */
 void vfio_pci_fastpath_intx_set_trigger(struct vfio_pci_fastpath *fp,
 					struct eventfd_ctx *trigger)
@@ -433,17 +368,16 @@ void vfio_pci_fastpath_intx_set_trigger(struct vfio_pci_fastpath *fp,
 		return;
 	fp->producer->token = trigger;
 	fp->producer->irq = fp->pdev->irq;
-	ret = irq_bypass_register_fast_only_producer(fp->producer, NULL);
+	ret = irq_bypass_register_fast_producer(fp->producer,
+						IRQ_BYPASS_FAST_ONLY);
 	if (ret)
 		pci_info(fp->pdev, "INTx irq bypass producer (token %p) registration fails: %d\n",
 			 trigger, ret);
 }
 
 /**
- * vfio_pci_fastpath_intx_free_irq - free the INTx line
+ * vfio_pci_fastpath_intx_free_irq - free the INTx line and its producer
  * @fp: as passed to vfio_pci_fastpath_intx_request_irq(), after success
- *
- * As vfio_pci_fastpath_free_irq(); unregisters the producer first.
  */
 void vfio_pci_fastpath_intx_free_irq(struct vfio_pci_fastpath *fp)
 {

@@ -292,8 +292,8 @@ static s64 bench_mgr(const struct bench_mgr *m, struct bench_set *s)
 }
 
 /*
- * Kit manager, fast producers and consumers with a fast handler: register (consumer, handler,
- * producer) then unregister n pairs.  Returns ns per register/unregister
+ * Kit manager, fast producers and consumers with a fast handler: register
+ * (consumer, producer) then unregister n pairs.  Returns ns per register/unregister
  * operation * 100, or < 0.  Context: process, may sleep.
  */
 static s64 bench_fast(unsigned int n)
@@ -308,15 +308,12 @@ static s64 bench_fast(unsigned int n)
 		goto out;
 	t0 = ktime_get_ns();
 	for (i = 0; i < n && !ret; i++) {
-		ret = irq_bypass_register_consumer(&s.cons[i]);
-		if (!ret)
-			ret = irq_bypass_set_consumer_handler(&s.cons[i],
-							      bench_fast_handler);
-		/* As vfio-pci does; synchronize_hardirq() needs an irq > 0. */
+		ret = irq_bypass_register_fast_consumer(&s.cons[i],
+							bench_fast_handler);
+		/* As vfio-pci does: unpairing waits with synchronize_hardirq(). */
 		s.prod[i].irq = i + 1;
 		if (!ret)
-			ret = irq_bypass_register_fast_producer(&s.prod[i],
-								NULL);
+			ret = irq_bypass_register_fast_producer(&s.prod[i], 0);
 	}
 	for (i = 0; i < n; i++) {
 		irq_bypass_unregister_producer(&s.prod[i]);

@@ -16,17 +16,15 @@
  * /dev/kit_fastpath_producer: one producer per open file, ioctls in
  * fastpath_producer.h (pair with an eventfd, fire N times at a period, read
  * the counters, unpair).  The producer registers with
- * irq_bypass_register_fast_only_producer(): it has no Linux irq that the
- * consumer's own bypass (IOMMU posting) could take over, so only the fast
- * path is paired and no add/del/stop/start callback runs.
+ * IRQ_BYPASS_FAST_ONLY: it has no Linux irq that the consumer's own bypass
+ * (IOMMU posting) could take over, so only the fast path is paired and no
+ * add/del/stop/start callback runs.  Without an irq, the manager waits for
+ * the timer's fast paths with an RCU grace period (the callback runs with
+ * interrupts disabled).
  *
  * Locking: fp->lock (a mutex) serialises the ioctls and the release of one
  * file.  ->remaining is written by the timer callback while the timer runs
- * and under fp->lock while it is stopped.  The counters are atomic.  The
- * producer's sync callback is hrtimer_cancel(): when it returns, the timer
- * callback, and with it any irq_bypass_fastpath() it made, has finished and
- * the timer is not queued; an unpair from the consumer's side (the irqfd
- * deassigned) therefore stops the firing, which ->fired shows.
+ * and under fp->lock while it is stopped.  The counters are atomic.
  */
 
 #include <linux/atomic.h>
@@ -123,18 +121,6 @@ static enum hrtimer_restart kit_fp_timer(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
-/*
- * The producer's sync callback.  Process context, under the irqbypass
- * manager's mutex (no grace period: hrtimer_cancel() only waits for a
- * running callback).
- */
-static void kit_fp_sync(struct irq_bypass_producer *prod)
-{
-	struct kit_fp *fp = container_of(prod, struct kit_fp, prod);
-
-	hrtimer_cancel(&fp->timer);
-}
-
 /* Process context, fp->lock held. */
 static int kit_fp_pair(struct kit_fp *fp, int eventfd)
 {
@@ -153,7 +139,8 @@ static int kit_fp_pair(struct kit_fp *fp, int eventfd)
 	atomic64_set(&fp->signalled, 0);
 	fp->prod.token = ctx;
 	fp->trigger = ctx;
-	ret = irq_bypass_register_fast_only_producer(&fp->prod, kit_fp_sync);
+	fp->prod.irq = 0;
+	ret = irq_bypass_register_fast_producer(&fp->prod, IRQ_BYPASS_FAST_ONLY);
 	if (ret) {
 		fp->trigger = NULL;
 		eventfd_ctx_put(ctx);
