@@ -151,7 +151,7 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 		return;
 	if (!(old & KVM_IRQFD_FP_QUEUED))
 		llist_add(&irqfd->fastpath_node, &fpvm->pending);
-	kvm_make_request(KVM_REQ_IRQFD_INJECT, vcpu);
+	kvm_irqfd_fastpath_request(vcpu);
 	kvm_make_request(KVM_REQ_UNBLOCK, vcpu);
 	kvm_vcpu_kick(vcpu);
 	/*
@@ -226,7 +226,7 @@ void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
 	struct kvm_irqfd_fastpath_vm *fpvm;
 	int idx;
 
-	if (!kvm_check_request(KVM_REQ_IRQFD_INJECT, vcpu))
+	if (!kvm_irqfd_fastpath_check_request(vcpu))
 		return;
 	fpvm = kvm_irqfd_fp_vm_find(kvm);
 	if (WARN_ON_ONCE(!fpvm))
