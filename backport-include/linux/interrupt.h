@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/*
- * IRQF_COND_ONESHOT (6.8) on older kernels, where a shared handler cannot
- * ask to adopt the line's IRQF_ONESHOT: 0 there, as request_irq() passes
- * none either.
- */
+/* IRQF_COND_ONESHOT (6.8): 0 before, as request_irq() passes none either. */
 #ifndef _BACKPORT_LINUX_INTERRUPT_H
 #define _BACKPORT_LINUX_INTERRUPT_H
 

@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KVM irqfd as an irqbypass consumer with a fast handler: a paired producer
- * (a vfio-pci MSI vector) injects from its hard-irq handler, also on
- * PREEMPT_RT.  Whenever that cannot be done without waiting the handler
- * fails and the producer signals the eventfd as stock does.
- *
- * The consumer is registered even without kvm_arch_has_irq_bypass(), then
- * as a fast-only consumer: no add/del/stop/start callbacks (pairing runs no
- * callback; stock KVM registers nothing there), so irqfd->producer stays
- * NULL and routing updates skip the arch update as in stock.
- * kvm_arch_has_irq_bypass() cannot change while an irqfd exists (the VM
- * pins the vendor module), so it is read once, at registration.
+ * KVM irqfd as an irqbypass consumer with a fast handler, which a paired
+ * producer calls in hard irq, also on PREEMPT_RT.  Without
+ * kvm_arch_has_irq_bypass() the consumer is fast-only (no callbacks).
  */
 
 #include <linux/irqbypass.h>
@@ -42,23 +34,14 @@ MODULE_PARM_DESC(irqfd_vcpu_inject,
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 
 /*
- * irqfd->fastpath_state: PENDING, the pin waits for a vCPU thread to set it
- * (the token); QUEUED, irqfd->fastpath_node is on its VM's pending list or
- * in a batch a drainer took from it.  PENDING implies QUEUED.  ASSIGNED,
- * kvm_irqfd_assign() is done with the irqfd (kvm_irqfd_assign_done()).
+ * PENDING: the token (see kvm_irqfd_fp_set_pin()); QUEUED: on the VM's
+ * pending list or in a drained batch; ASSIGNED: kvm_irqfd_assign_done().
  */
 #define KVM_IRQFD_FP_PENDING	BIT(0)
 #define KVM_IRQFD_FP_QUEUED	BIT(1)
 #define KVM_IRQFD_FP_ASSIGNED	BIT(2)
 
-/*
- * Per VM: the irqfds whose pin waits for a vCPU thread, so that the thread
- * finds them in O(pending) rather than walking every irqfd of the VM under
- * kvm->irqfds.lock with interrupts off.  Created with the VM's first
- * fast-path irqfd, freed with the VM, when no irqfd or vCPU of it is left;
- * the hard-irq handler reaches it through irqfd->fastpath_vm, the vCPU
- * thread through the table.
- */
+/* Per VM: the irqfds whose pin waits for a vCPU thread to set it. */
 struct kvm_irqfd_fastpath_vm {
 	struct kvm_vm_entry entry;
 	struct llist_head pending;
@@ -66,7 +49,6 @@ struct kvm_irqfd_fastpath_vm {
 
 static DEFINE_KVM_VM_TABLE(kvm_irqfd_fp_vms);
 
-/* The VM's entry, which lives until the VM is destroyed; NULL: none. */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_find(struct kvm *kvm)
 {
 	struct kvm_vm_entry *e = kvm_vm_table_find(&kvm_irqfd_fp_vms, kvm);
@@ -75,12 +57,9 @@ static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_find(struct kvm *kvm)
 }
 
 /*
- * Copy the irqfd's routing entry without waiting.  irqfd_update() writes it
- * under kvm->irqfds.lock, which on PREEMPT_RT does not disable interrupts:
- * this hard-irq reader may have interrupted the writer on its own CPU, so it
- * must neither spin on the sequence nor take the lock (the
- * seqcount_spinlock_t read API does both on PREEMPT_RT).  Read the plain
- * seqcount and give up (-EBUSY) if a write is in progress or happened.
+ * Hard irq, lockless.  irqfd_update() writes under kvm->irqfds.lock, which
+ * on PREEMPT_RT leaves irqs on, so we may have interrupted the writer: do
+ * not spin on the sequence or take the lock, give up instead.
  */
 static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 				   struct kvm_kernel_irq_routing_entry *entry)
@@ -98,31 +77,12 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
 }
 
 /*
- * Set irqchip pins from a vCPU thread.  Without it an INTx routed to the
- * in-kernel IOAPIC costs a work item per interrupt: on PREEMPT_RT two
- * context switches (kworker in and out) before the vCPU thread even wakes.
- * The vCPU the interrupt goes to is usually halted waiting for it and has
- * to wake anyway; it can set the pin itself, as Xen event channels are
- * delivered from the run loop (KVM_REQ_UNBLOCK and a kick).
- *
- * PENDING is the token: set by the producer's hard-irq handler, which also
- * puts the irqfd on its VM's pending list unless it is QUEUED there already;
- * taken, exactly once, by
- *  - a drainer (kvm_irqfd_fp_drain()): a vCPU thread in its run loop or
- *    when KVM_RUN returns, or irqfd_shutdown() for its own irqfd; it takes
- *    the list in one exchange and clears PENDING and QUEUED of each entry
- *    in one more, its last access to that irqfd;
- *  - the hard-irq handler itself, which takes it back for the work item if
- *    the vCPU left KVM_RUN meanwhile (the Dekker pair below); the entry then
- *    stays QUEUED without PENDING until a drainer passes.
- * A second interrupt while the token is out merges into it, as one while
- * the work item is pending does in stock.
- */
-
-/*
- * Hard irq, in kvm->irq_srcu (which keeps the vCPUs and the IOAPIC); only
- * atomic operations, a lockless llist_add(), kvm_make_request() and
- * kvm_vcpu_kick() (raw locks on PREEMPT_RT).
+ * Hard irq, in kvm->irq_srcu (which keeps the vCPUs and the IOAPIC); raw
+ * locks only.  The destination vCPU's thread sets the pin, saving the work
+ * item's two context switches on PREEMPT_RT.  PENDING is the token: set
+ * here, taken exactly once, by a drainer (a vCPU thread or irqfd_shutdown())
+ * or back here for the work item if the vCPU left KVM_RUN meanwhile; more
+ * interrupts while it is out merge into it.
  */
 static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 				 const struct kvm_kernel_irq_routing_entry *entry)
@@ -134,14 +94,7 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 
 	if (fpvm && READ_ONCE(irqfd_vcpu_inject))
 		vcpu = kvm_arch_irqfd_pin_vcpu(irqfd->kvm, irqfd->gsi, entry);
-	/*
-	 * Not in KVM_RUN: nobody would set it before userspace runs the vCPU
-	 * again (or saves the irqchip).  In guest mode with posted interrupts:
-	 * the work item delivers the vector without an exit, the kick below
-	 * would cost one.  In guest mode without: kvm_set_irq() would kick it
-	 * out all the same, so the vCPU sets the pin and the kworker's two
-	 * context switches are saved.
-	 */
+	/* Nobody drains outside KVM_RUN; posted, a kick would cost an exit. */
 	if (!vcpu || !READ_ONCE(vcpu->wants_to_run) ||
 	    (READ_ONCE(vcpu->mode) == IN_GUEST_MODE &&
 	     kvm_arch_irqfd_pin_posted(vcpu)))
@@ -156,8 +109,7 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 	kvm_vcpu_kick(vcpu);
 	/*
 	 * Pairs with smp_mb() in kvm_irqfd_fastpath_vcpu_exit(): it sees our
-	 * request, or we see that the vCPU left KVM_RUN and take the token
-	 * back (unless a drainer has already taken it).
+	 * request, or we see that it left KVM_RUN and take the token back.
 	 */
 	smp_mb();
 	if (READ_ONCE(vcpu->wants_to_run) ||
@@ -169,14 +121,10 @@ work:
 }
 
 /*
- * Process context, preemptible, in kvm->irq_srcu: set the pins of the
- * irqfds on @fpvm's list, as irqfd_inject() does.  irq_srcu is held from
- * taking a token to setting the pin, so irqfd_resampler_shutdown(), which
- * synchronizes it before it lowers the resampler's pin, cannot overtake the
- * raise; and an irqfd in a batch taken here stays allocated until the
- * exchange that clears its QUEUED (kvm_irqfd_fastpath_shutdown() waits for
- * irq_srcu if it sees QUEUED after its own drain).  No lock: entries added
- * after llist_del_all() come with a new request.
+ * Process context, in kvm->irq_srcu from taking a token to setting the pin:
+ * irqfd_resampler_shutdown() cannot overtake the raise, and a batched irqfd
+ * stays allocated until its QUEUED is cleared.  Lockless: a later add
+ * brings a new request.
  */
 static void kvm_irqfd_fp_drain(struct kvm *kvm,
 			       struct kvm_irqfd_fastpath_vm *fpvm)
@@ -190,10 +138,7 @@ static void kvm_irqfd_fp_drain(struct kvm *kvm,
 	llist_for_each_entry_safe(irqfd, next, batch, fastpath_node) {
 		gsi = irqfd->gsi;
 		level = irqfd->resampler;
-		/*
-		 * Last access to the irqfd: from here the handler may queue
-		 * it again (QUEUED is clear), and irqfd_shutdown() free it.
-		 */
+		/* Last access: from here it may be queued again or freed. */
 		if (!(atomic_fetch_andnot(KVM_IRQFD_FP_PENDING |
 					  KVM_IRQFD_FP_QUEUED,
 					  &irqfd->fastpath_state) &
@@ -215,10 +160,8 @@ static void kvm_irqfd_fp_drain(struct kvm *kvm,
  * kvm_irqfd_fastpath_vcpu_run - set pending pins from the x86 run loop
  * @vcpu: the running vCPU
  *
- * vCPU thread, preemptible, in kvm->srcu; after a vcpu_block() that the
- * request's KVM_REQ_UNBLOCK ended, or an entry the request cancelled.  The
- * VM's entry exists: an irqfd that queued the request has one, and it goes
- * only with the VM.
+ * vCPU thread, preemptible, in kvm->srcu.  The VM's entry exists: an
+ * irqfd that queued the request has one, until the VM is destroyed.
  */
 void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
 {
@@ -240,8 +183,7 @@ void kvm_irqfd_fastpath_vcpu_run(struct kvm_vcpu *vcpu)
  * kvm_irqfd_fastpath_vcpu_exit - set pending pins when KVM_RUN returns
  * @vcpu: the vCPU, just after vcpu->wants_to_run was cleared
  *
- * vCPU thread, preemptible.  A request made while the vCPU was leaving
- * must not wait for its next KVM_RUN.
+ * vCPU thread, preemptible.
  */
 void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu)
 {
@@ -251,20 +193,11 @@ void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu)
 }
 
 /*
- * Inject as irqfd_wakeup() does: an MSI route atomically, an irqchip pin
- * through a vCPU thread or the irqfd's inject work; fail for other routes,
- * or where we cannot tell without waiting.  Runs in the vector's hard-irq
- * handler with interrupts off on every kernel, so
- * kvm_arch_set_irq_inatomic() may take raw locks only: on
- * an MSI route it does (APIC map under RCU, IRR bits, vCPU kick); other
- * route types are never passed to it (Xen event channels take an rwlock_t).
- * The irqfd stays alive: the manager hides the consumer and waits for the
- * vector's handler (synchronize_hardirq()) before irqfd_shutdown() frees it.
+ * Hard irq, interrupts off on every kernel, in kvm->irq_srcu; raw locks
+ * only.  The manager waits for it (synchronize_hardirq()) before
+ * irqfd_shutdown() frees the irqfd.
  *
- * Return: 0 if injected (MSI) or handed to a vCPU thread or the inject work
- * (irqchip pin); -EBUSY if the route is being written or the irqfd is being
- * deassigned; -EWOULDBLOCK for other route types or if the injection would
- * block; -EINVAL if KVM found no atomic destination.
+ * Return: 0 if injected or handed on, else the producer signals the eventfd.
  */
 static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 				struct irq_bypass_producer *prod)
@@ -278,12 +211,7 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 	lockdep_assert_irqs_disabled();
 	idx = srcu_read_lock(&kvm->irq_srcu);
 
-	/*
-	 * Deactivated (being deassigned): irqfd_wakeup() handles it through
-	 * the work item with the current routing, let it.  A racy read: an
-	 * irqfd deactivated right after this check is injected on the route
-	 * it had, as irqfd_wakeup() would have done a moment earlier.
-	 */
+	/* Being deassigned: leave it to irqfd_wakeup() (a benign race). */
 	if (list_empty(&irqfd->list)) {
 		ret = -EBUSY;
 		goto out;
@@ -294,12 +222,8 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 		goto out;
 
 	/*
-	 * An irqchip pin (IOAPIC/PIC) is set under the irqchip's spinlock_t,
-	 * which hard irq cannot take on PREEMPT_RT: a vCPU thread or the
-	 * irqfd's work item sets it (kvm_irqfd_fp_set_pin()), without the
-	 * eventfd round trip.  Type 0: the GSI has several routes (the PIC's
-	 * and the IOAPIC's below 16) or none, which irqfd_update() does not
-	 * copy; kvm_set_irq() takes them.
+	 * IOAPIC/PIC pins take a spinlock_t, not in hard irq on PREEMPT_RT.
+	 * Type 0: several routes (PIC and IOAPIC below 16) or none.
 	 */
 	if (entry.type == KVM_IRQ_ROUTING_IRQCHIP || !entry.type) {
 		kvm_irqfd_fp_set_pin(irqfd, &entry);
@@ -328,12 +252,8 @@ out:
  * @irqfd: a deactivated irqfd (off kvm->irqfds.items and its wait queue)
  *
  * Process context, from irqfd_shutdown() before it flushes irqfd->inject.
- * Once the manager has waited for the producer's handler, nothing raises
- * a pin for this irqfd or queues it.  A pin still pending is set here (by
- * draining the VM's list, as a vCPU would have), or by the drainer whose
- * batch holds it: irq_srcu is synchronized only then, which is rare (the
- * irqfd raised an interrupt that a vCPU is setting right now).  Then
- * nothing refers to the irqfd any more, and the caller may free it.
+ * A pin still pending is set here, or by the drainer whose batch holds it,
+ * whose irq_srcu section is then waited for (rare).
  */
 void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 {
@@ -353,20 +273,12 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 
 /**
  * kvm_irqfd_assign_done - the assign path's last access to the irqfd
- * @irqfd: the irqfd, from kvm_irqfd_assign() just before it leaves its
- *	   kvm->irq_srcu read-side section
+ * @irqfd: the irqfd, from kvm_irqfd_assign() before it leaves kvm->irq_srcu
  *
- * Process context.  irqfd_shutdown() waits for an irq_srcu grace period
- * only so that an irqfd deactivated while kvm_irqfd_assign() still sets
- * it up (it is on kvm->irqfds.items before vfs_poll() and the consumer's
- * registration) is not torn down under it.  The release pairs with the
- * acquire in kvm_irqfd_shutdown_needs_sync(): once it sees the flag,
- * every store of the assign path to the irqfd is visible and none is left
- * to come, so the wait can be skipped.  Nothing else in irqfd_shutdown()
- * relies on that grace period: irqfd_wakeup() runs under the eventfd's
- * wait-queue lock (eventfd_ctx_remove_wait_queue() waits for it), the
- * inject work is flushed, the resampler and the fast path synchronize on
- * their own.
+ * Process context.  irqfd_shutdown()'s irq_srcu grace period only protects
+ * an irqfd deactivated while kvm_irqfd_assign() sets it up.  The release
+ * pairs with the acquire in kvm_irqfd_shutdown_needs_sync(): once it sees
+ * the flag, every store of the assign path is visible and the wait can go.
  */
 void kvm_irqfd_assign_done(struct kvm_kernel_irqfd *irqfd)
 {
@@ -377,8 +289,7 @@ void kvm_irqfd_assign_done(struct kvm_kernel_irqfd *irqfd)
  * kvm_irqfd_shutdown_needs_sync - whether irqfd_shutdown() must wait
  * @irqfd: the irqfd, from irqfd_shutdown() (process context)
  *
- * Return: true while kvm_irqfd_assign() may still be setting up @irqfd,
- * i.e. irqfd_shutdown() must synchronize kvm->irq_srcu as stock does.
+ * Return: true while kvm_irqfd_assign() may still be setting up @irqfd.
  */
 bool kvm_irqfd_shutdown_needs_sync(struct kvm_kernel_irqfd *irqfd)
 {
@@ -390,8 +301,7 @@ bool kvm_irqfd_shutdown_needs_sync(struct kvm_kernel_irqfd *irqfd)
  * kvm_irqfd_fastpath_destroy_vm - free the VM's pending list
  * @kvm: the VM, from kvm_destroy_vm() after kvm_arch_destroy_vm()
  *
- * Process context.  The irqfds are gone (kvm_irqfd_release() flushed their
- * shutdown, which left each off the list) and so are the vCPUs.
+ * Process context, no irqfd or vCPU of the VM left.
  */
 void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
 {
@@ -407,11 +317,7 @@ void kvm_irqfd_fastpath_destroy_vm(struct kvm *kvm)
 	kfree_rcu(fpvm, entry.rcu);
 }
 
-/*
- * Process context: the VM's pending list, created with its first fast-path
- * irqfd and charged to the caller's memory cgroup.  NULL if it cannot be
- * allocated: the irqfd's pins then go through its work item, as in stock.
- */
+/* Process context; NULL sends the irqfd's pins through its work item. */
 static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_get(struct kvm *kvm)
 {
 	struct kvm_irqfd_fastpath_vm *fpvm;
@@ -432,13 +338,9 @@ static struct kvm_irqfd_fastpath_vm *kvm_irqfd_fp_vm_get(struct kvm *kvm)
 }
 
 /*
- * Replaces stock KVM's registration in kvm_irqfd_assign() for a new irqfd on
- * kvm->irqfds.items; with irqfd_fastpath=0 it does exactly what stock does.
- * The irqfd is zeroed: without kvm_arch_has_irq_bypass() the callbacks stay
- * NULL (a fast-only consumer).
- * A failure leaves the irqfd working without bypass, as in stock, and
- * irqfd_shutdown() unregisters unconditionally (a no-op then).  The caller
- * holds kvm->irq_srcu, which the manager's mutex does not wait for.
+ * Process context, in kvm->irq_srcu (the manager's mutex does not wait for
+ * it): stock's registration in kvm_irqfd_assign(), fast unless
+ * irqfd_fastpath=0.  A failure leaves the irqfd without bypass, as stock.
  */
 void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 {
@@ -463,14 +365,7 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 		ret = irq_bypass_register_fast_consumer(cons, kvm_irqfd_fp_handler);
 	else
 		ret = irq_bypass_register_consumer(cons);
-	/*
-	 * Stock KVM logs a refusal (-EBUSY: another irqfd's consumer is still
-	 * on the eventfd, e.g. one whose deassign from another thread has not
-	 * finished) only where it registers at all, with posted interrupts.
-	 * A fast-only consumer refused that way just goes without the fast
-	 * path (Documentation/irqbypass.rst, "Two irqfds on one eventfd"):
-	 * no log line that stock would not print.
-	 */
+	/* As stock, log only where it registers at all (posted interrupts). */
 	if (ret && kvm_arch_has_irq_bypass())
 		pr_info("irq bypass consumer (token %p) registration fails: %d\n",
 			cons->token, ret);

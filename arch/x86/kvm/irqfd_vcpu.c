@@ -1,9 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/*
- * Which vCPU thread sets an irqchip pin that a fast-path producer raised
- * from hard irq (virt/kvm/irqfd_fastpath.c): the one the interrupt goes
- * to, so that setting the pin needs no second kick.
- */
 
 #include <linux/kvm_host.h>
 #include <linux/kvm_irqfd_fastpath.h>
@@ -15,24 +10,11 @@
  * kvm_arch_irqfd_pin_vcpu - the vCPU to set an irqchip pin
  * @kvm: the VM
  * @gsi: the irqfd's GSI
- * @entry: its routing entry (type 0 for a GSI with several routes: the
- *         PIC's and the IOAPIC's below 16, where the IOAPIC pin is the GSI)
+ * @entry: its routing entry (type 0: several routes, the IOAPIC pin is @gsi)
  *
- * Hard irq, in kvm->irq_srcu; takes no lock (the APIC map is read under
- * rcu_read_lock()).  The redirection entry is read without the IOAPIC's
- * lock, so the answer is a hint: a vCPU the guest just moved the pin away
- * from sets it all the same and kvm_set_irq() kicks the new destination.
- * Only the optimized APIC map is consulted, O(1) in the number of vCPUs:
- * kvm_intr_is_single_vcpu()'s fallback walks every vCPU, too long for hard
- * irq in a large VM.  The PIC's pins go to vCPU 0, where its ExtINT goes.
- * Anything else the map does not resolve to one vCPU (broadcast, several
- * destinations, a map KVM could not optimize, a masked pin) is left to the
- * work item, as in stock: a vCPU that is not the destination would only
- * pass the interrupt on, and one that stays in KVM_RUN without reaching
- * its run loop for long (a userfaultfd fault in post-copy migration)
- * would hold back interrupts meant for the others.
- *
- * Return: the vCPU, or NULL for the work item.
+ * Hard irq, in kvm->irq_srcu; lockless, so a hint.  Only the optimized APIC
+ * map is read (O(1)); without one destination the work item sets the pin.
+ * Return: the vCPU (vCPU 0 for the PIC, where ExtINT goes), or NULL.
  */
 struct kvm_vcpu *
 kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
@@ -68,15 +50,9 @@ kvm_arch_irqfd_pin_vcpu(struct kvm *kvm, int gsi,
 }
 
 /**
- * kvm_arch_irqfd_pin_posted - whether a pin set elsewhere reaches @vcpu in
- *                             guest mode without a VM exit
- * @vcpu: the vCPU kvm_arch_irqfd_pin_vcpu() chose
- *
- * Hard irq, in kvm->irq_srcu; reads one flag.  With APICv or AVIC the
- * IOAPIC's vector is posted to a running vCPU, so the work item costs the
- * guest nothing; without, kvm_set_irq() kicks the vCPU out of guest mode
- * anyway, and it may as well set the pin itself.  A hint too: the flag can
- * change under us, which costs at most one exit or one work item.
+ * kvm_arch_irqfd_pin_posted - whether @vcpu gets IOAPIC vectors posted
+ * @vcpu: kvm_arch_irqfd_pin_vcpu()'s choice; hard irq, in kvm->irq_srcu
+ * Return: true with APICv or AVIC active; a hint, it may change under us.
  */
 bool kvm_arch_irqfd_pin_posted(struct kvm_vcpu *vcpu)
 {

@@ -123,7 +123,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 		return request_irq(irq, vfio_pci_fastpath_stock_handler, 0,
 				   name, fp);
 
-	/* With a thread fn, IRQF_NO_THREAD only opts out of forced threading. */
+	/* With a thread, IRQF_NO_THREAD just opts out of forced threading. */
 	return request_threaded_irq(irq, vfio_pci_fastpath_primary,
 				    IS_ENABLED(CONFIG_PREEMPT_RT) ?
 				    vfio_pci_fastpath_thread : NULL,
@@ -132,7 +132,7 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 
 /**
  * vfio_pci_fastpath_register_producer - register the vector's producer
- * @fp: as passed to vfio_pci_fastpath_request_irq(), with ->token and ->irq set
+ * @fp: as passed to vfio_pci_fastpath_request_irq(), ->token and ->irq set
  * Return: as irq_bypass_register_producer().
  */
 int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
@@ -144,9 +144,9 @@ int vfio_pci_fastpath_register_producer(struct vfio_pci_fastpath *fp)
 
 /*
  * Process context, under vdev->igate and vdev->memory_lock, decode on.
- * Stock rewrites the cached message before each request, on a vector that
- * free_irq() shut down; on a live one a write could race with an affinity
- * change under the irq descriptor's lock, so only compare.
+ * Stock rewrites the message on each request of a vector free_irq() shut
+ * down; on a live vector a write could race with an affinity change under
+ * the irq descriptor's lock, so only compare with the irq core's cache.
  */
 static bool vfio_pci_fastpath_msix_intact(unsigned int irq)
 {
@@ -177,9 +177,8 @@ static bool vfio_pci_fastpath_msix_intact(unsigned int irq)
  * @fd: the new eventfd's file descriptor
  * @msix: the vector is MSI-X: its table entry must hold its message
  *
- * Process context, under vdev->igate.  Stock frees and requests the vector
- * on each trigger change (QEMU's MSI-X mask and unmask); the fast handlers
- * read the eventfd pointer, so switch it in place.
+ * Process context, under vdev->igate.  Rather than free and request the
+ * vector as stock does (QEMU's MSI-X mask and unmask), switch in place.
  *
  * Return: true if the vector now signals @fd's eventfd; false if nothing
  * changed, and the caller frees and requests the vector as stock does.
@@ -210,7 +209,7 @@ bool vfio_pci_fastpath_swap_trigger(struct vfio_pci_core_device *vdev,
 		return false;
 	}
 
-	/* Unpairs; a handler that saw the pair has returned (manager's sync). */
+	/* Unpairs, after any handler that saw the pair has returned. */
 	irq_bypass_unregister_producer(fp->producer);
 	WRITE_ONCE(fp->trigger, trigger);
 	/* Handlers that read the old eventfd, and the RT thread, are done. */
@@ -244,9 +243,9 @@ void vfio_pci_fastpath_free_irq(struct vfio_pci_fastpath *fp,
 }
 
 /*
- * Hard irq, INTx, under ->lock (raw) for vdev->irqlock: stock's
- * vfio_intx_handler(), then the fast path.  A virtually disabled INTx
- * stays masked and unsignalled, as vfio_send_intx_eventfd() leaves it.
+ * Hard irq, INTx: stock's vfio_intx_handler() with the raw ->lock in place
+ * of vdev->irqlock, then the fast path.  A virtually disabled INTx stays
+ * masked and unsignalled, as vfio_send_intx_eventfd() leaves it.
  */
 static irqreturn_t vfio_pci_fastpath_intx_primary(int irq, void *arg)
 {
@@ -311,11 +310,10 @@ void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
  * @handler: stock's handler, used with fastpath=0
  * @dev_id: stock's cookie for @handler
  *
- * With fastpath=1 the handler stays in hard irq (IRQF_NO_THREAD).  On
- * PREEMPT_RT, force-threaded sharers are IRQF_ONESHOT and must agree, so
- * ours asks for it on a shared line and adopts it (IRQF_COND_ONESHOT); an
- * exclusive line goes without its per-interrupt mask and unmask, as the
- * handler keeps the device quiet until the unmask.  On -EBUSY, stock's.
+ * The handler stays in hard irq (IRQF_NO_THREAD) and keeps the device quiet
+ * until the unmask, so needs no IRQF_ONESHOT; on PREEMPT_RT, where
+ * force-threaded sharers have it, it asks for it on a shared line and
+ * adopts it (IRQF_COND_ONESHOT).  If sharers disagree, stock's is used.
  *
  * Return: 0 or the error of request_irq().
  */

@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/*
- * vfio-pci MSI/MSI-X and INTx fast path, called from vfio_pci_intrs.c.
- */
 #ifndef VFIO_PCI_FASTPATH_H
 #define VFIO_PCI_FASTPATH_H
 
@@ -15,19 +12,16 @@ struct irq_bypass_producer;
 struct pci_dev;
 struct vfio_pci_core_device;
 
-/* vfio's own INTx signal (vfio_send_intx_eventfd()): checks, then signals. */
 typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
 
 /**
  * struct vfio_pci_fastpath - per-vector state of the fast-path handlers
  * @producer: the vector's irqbypass producer (may never be registered)
- * @trigger: the MSI vector's eventfd, referenced by the vector's context;
- *	vfio_pci_fastpath_swap_trigger() replaces it under the handlers
+ * @trigger: the MSI vector's eventfd; swapped under the running handlers
  * @pending: interrupts the irq thread still has to signal (PREEMPT_RT)
  * @fast: the vector was requested with the fast-path handlers
- * @lock: INTx: protects *@masked and the device's DisINTx bit against the
- *	hard-irq handler; vfio takes it inside vdev->irqlock (a spinlock_t,
- *	which sleeps on PREEMPT_RT, so the handler cannot take that one)
+ * @lock: INTx: protects *@masked and DisINTx against the hard-irq handler,
+ *	inside vdev->irqlock (a spinlock_t, which sleeps on PREEMPT_RT)
  * @pdev: INTx: the device
  * @masked: INTx: vfio's ctx->masked
  * @virq_disabled: INTx: vfio's vdev->virq_disabled
@@ -37,11 +31,8 @@ typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
  * @dev_id: INTx: the cookie stock's handler was requested with
  * @pci_2_3: INTx: the device masks with DisINTx (else at the irqchip)
  *
- * Embedded in the vector's context; all fields are written before the irq
- * is requested and stay constant until free_irq() returns, except
- * @pending (atomic, primary handler and irq thread), *@masked (@lock) and
- * an MSI vector's @trigger (WRITE_ONCE() under vdev->igate, READ_ONCE() in
- * the handlers).
+ * Constant from request_irq() to free_irq(), except @pending (atomic),
+ * *@masked (@lock) and @trigger (WRITE_ONCE() under vdev->igate).
  */
 struct vfio_pci_fastpath {
 	struct irq_bypass_producer *producer;

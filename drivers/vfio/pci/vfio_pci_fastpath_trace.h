@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/*
- * Tracepoints of the vfio-pci MSI/MSI-X fast path.  hit and miss fire
- * from the vector's primary handler (hard irq, also on PREEMPT_RT), swap
- * from VFIO_DEVICE_SET_IRQS (process context).
- */
+/* hit and miss: hard irq, also on PREEMPT_RT; swap: process context. */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM vfio_fastpath
 
@@ -21,7 +17,6 @@ TRACE_EVENT(vfio_fastpath_hit,
 	    TP_printk("irq=%u", __entry->irq)
 );
 
-/* An irq and an errno: the miss and swap events below. */
 DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,
 		    TP_PROTO(unsigned int irq, int err),
 		    TP_ARGS(irq, err),
@@ -31,11 +26,9 @@ DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,
 );
 
 /*
- * Not delivered by the fast path: the eventfd is signalled instead (from
- * hard irq, or from the irq thread on PREEMPT_RT).  err: -ENOENT producer
- * not registered, -ENODEV no paired consumer with a fast handler,
- * -EWOULDBLOCK not an MSI route or injection would block, -EBUSY route
- * being changed or irqfd being deassigned, -EINVAL no atomic destination.
+ * The eventfd is signalled instead.  err: -ENOENT no producer, -ENODEV no
+ * fast consumer, -EWOULDBLOCK not MSI or would block, -EBUSY route or irqfd
+ * changing, -EINVAL no atomic destination.
  */
 DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
 	     TP_PROTO(unsigned int irq, int err),
@@ -43,11 +36,8 @@ DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
 );
 
 /*
- * A trigger change of a requested vector with the fast handlers, while
- * fastpath=1 (with 0 stock's way runs and nothing is traced).  err: 0
- * switched in place; -ESTALE the MSI-X entry does not hold the irq core's
- * message; else eventfd_ctx_fdget()'s error.  Non-zero: the caller frees
- * and requests the vector as stock does.
+ * A trigger change with fastpath=1.  err: 0 in place; else stock's free and
+ * request follow (-ESTALE: stale MSI-X entry, or eventfd_ctx_fdget()'s).
  */
 DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_swap,
 	     TP_PROTO(unsigned int irq, int err),

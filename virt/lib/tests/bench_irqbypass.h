@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/*
- * The stock manager as compiled into irqbypass_bench.ko by
- * bench_irqbypass_stock.c: the distro's functions under stock_* names.
- */
+/* The distro's irqbypass.c, renamed stock_* by bench_irqbypass_stock.c. */
 #ifndef BENCH_IRQBYPASS_H
 #define BENCH_IRQBYPASS_H
 

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Build glue of the irqbypass benchmark: compiles the distro's own
- * virt/lib/irqbypass.c (the stock manager, unchanged, from the path Kbuild
- * passes in IRQBYPASS_STOCK_SRC) into irqbypass_bench.ko, with its exported
- * names renamed to stock_* and its exports and module info neutralised, so
- * the stock and the kit managers can be timed in the same run.  No stock code
- * is kept in the kit.
+ * Compiles the distro's unchanged virt/lib/irqbypass.c (IRQBYPASS_STOCK_SRC,
+ * from Kbuild) into irqbypass_bench.ko under stock_* names, without exports
+ * or modinfo, so the stock and kit managers are timed in the same run.
  */
 
 #ifndef IRQBYPASS_STOCK_SRC

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The interface of fastpath_producer.ko (/dev/kit_fastpath_producer), shared
- * by the module and the selftests that drive it.  One producer per open
- * file.
+ * Interface of fastpath_producer.ko, shared by the module and the selftests
+ * that drive it.  One producer per open file.
  */
 #ifndef KIT_FASTPATH_PRODUCER_H
 #define KIT_FASTPATH_PRODUCER_H
@@ -25,10 +24,8 @@ struct kit_fp_fire {
 };
 
 /*
- * KIT_FP_COUNTERS, since the last KIT_FP_PAIR: @fired interrupts, @hits
- * delivered by the consumer's fast handler, @misses not delivered by it,
- * @signalled misses signalled on the eventfd; @active is 1 while fires
- * are pending.
+ * KIT_FP_COUNTERS, since the last KIT_FP_PAIR: @fired, @hits and @misses of
+ * the fast handler, @signalled misses; @active while fires are pending.
  */
 struct kit_fp_counters {
 	__u64 fired;
