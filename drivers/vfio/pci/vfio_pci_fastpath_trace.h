@@ -26,8 +26,8 @@ DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,
 );
 
 /*
- * The eventfd is signalled instead.  err: -ENOENT no producer, -ENODEV no
- * fast consumer, -EWOULDBLOCK not MSI or would block, -EBUSY route or irqfd
+ * The eventfd is signalled instead.  err: -ENODEV no fast consumer
+ * published, -EWOULDBLOCK not MSI or would block, -EBUSY route or irqfd
  * changing, -EINVAL no atomic destination.
  */
 DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
