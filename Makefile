@@ -3,10 +3,17 @@
 # kvm-irqbypass: build Debian's irqbypass, kvm, kvm-intel, kvm-amd,
 # vfio-pci-core and vfio-pci with the kit's changes, out of tree.
 #
-#   make                      build for Debian 6.12 generic (default)
+#   make help                 this list
+#   make                      build for Debian 6.12 generic (default; also
+#                             make all, make modules)
 #   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, testbed selftests
+#   make symvers              the exported symbols' CRCs against Debian's
+#   make sparse               sparse over the build, against the stock baseline
+#   make checkpatch           scripts/checkpatch.pl --strict on our files and patches
+#   make testbed [CMD=...]    boot the QEMU testbed with the kit's modules and
+#                             run CMD there (default: the module checks)
 #   make check TESTBED=bochs  the same, the testbed on bochs (kvm_intel on
 #                             emulated VMX) instead of QEMU (kvm_amd, SVM);
 #                             TESTBED="qemu bochs" runs both;
@@ -19,7 +26,8 @@
 #   make check-debug          make check on the debug kernel (lockdep, KASAN, ...),
 #                             with the reliability campaign
 #   make campaign [MODULES=stock] the reliability campaign alone in the testbed
-#   make install / uninstall  into /lib/modules/<krel>/updates (root)
+#   make install              into /lib/modules/<krel>/updates (root)
+#   make uninstall            remove what make install installed (root)
 #   make demo [DEMO=msi,rt]   the interrupt-path matrix: build/report/matrix.md
 #   make bench [N=500]        irqlat on generic+rt, stock+kit: build/report/matrix.csv
 #   make irqlat               build tools/irqlat (the benchmark VMM)
@@ -57,6 +65,9 @@
 #                             mmio-msi-doorbell) x kernel-irqchip on/split, one
 #                             testbed boot: build/report/mmio.csv
 #                             (MMIOBENCH_REPS, MMIOBENCH_COMBOS)
+#   make clean                the builds, reports and testbed runs (not the
+#                             extracted sources or the downloaded images)
+#   make distclean            all of build/
 
 KLINE ?= 6.12
 FLAVOUR ?= generic
@@ -70,13 +81,17 @@ endif
 
 K := scripts/kit
 
-.PHONY: all modules list install uninstall check check-all check-debug campaign \
+.PHONY: all help modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
 	bench-irqbypass bench-lifecycle netbench conformance bochs qemu check-qemu
 
 all modules:
 	@$(K)/build.sh
+
+# The header comment above, from "make help" to the last target.
+help:
+	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
 list:
 	@$(K)/list.sh
@@ -146,7 +161,7 @@ check-qemu:
 	@$(K)/check-qemu.sh
 
 testbed:
-	@$(K)/testbed.sh --modules kit
+	@$(K)/testbed.sh --modules kit -- $(or $(CMD),bash tools/testbed/module_checks.sh)
 
 .PHONY: deb status check-deb guest check-guest mmiobench
 guest:

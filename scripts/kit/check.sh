@@ -104,6 +104,8 @@ run_step lifecycle-report "$kit_top/tools/lifecycle/test_report.sh"
 run_step irqlat-report "$kit_top/tools/irqlat/test_report.sh"
 # The testbed boots a second time only after a panic with stock modules.
 run_step testbed-retry "$kit_top/tools/testbed/test_lib.sh"
+# The lists the documentation freezes (targets, selftests, these steps).
+run_step docs "$kit_top/scripts/kit/check-docs.sh" --self-test
 # The dkms package builds and carries what dkms needs; an initramfs that
 # lists vfio-pci packs the kit's irqbypass after make install (in the
 # sandbox: the machine's /lib/modules and /boot stay as they are).  (The
