@@ -42,6 +42,7 @@ if [ "${1:-}" = --list ]; then
 		':!patches/bochs-*' ':!patches/qemu-*' ':!patches/guest-*') |
 		sed "s|^|$src/|"
 	echo usr/share/dkms/modules_to_force_install/kvm-irqbypass
+	echo usr/bin/kvm-irqbypass-status
 	echo usr/lib/kvm-irqbypass/modprobe-guard
 	echo usr/lib/modprobe.d/kvm-irqbypass.conf
 	echo usr/share/initramfs-tools/hooks/kvm-irqbypass-dkms
