@@ -12,7 +12,7 @@
 #
 # and tools/lifecycle/report.py prints them with the kit/stock ratio per
 # row (build/report/lifecycle.txt).  The testbed gets a second edu for the
-# other VM.  See Documentation/benchmarks.rst, "Lifecycle".
+# other VM.  See Documentation/bench-lifecycle.rst.
 #
 # By default each kernel gets ONE boot that runs both module sets
 # alternately (tools/lifecycle/ab.sh: LIFECYCLE_REPS reps, stock-kit then

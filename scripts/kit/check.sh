@@ -178,7 +178,7 @@ fi
 # intx-exclusive: vfio's INTx on a line it holds alone (vfio_pci.nointxmask=1,
 # as for a device without DisINTx): the fast handler masks the host line
 # with disable_irq_nosync() and, on rt, requests it without IRQF_ONESHOT
-# (Documentation/vfio-fastpath.rst).  One more boot; QEMU only (the edu).
+# (Documentation/vfio-intx-fastpath.rst).  One more boot; QEMU only (the edu).
 if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 	run_step intx-exclusive "$kit_top/scripts/kit/testbed.sh" --modules kit \
 		--name check-intx-exclusive --timeout 600 \
@@ -188,7 +188,7 @@ fi
 # msix-noremap: vfio_msix and stress_teardown without interrupt remapping
 # (intremap=off): the MSI-X entries then hold the messages themselves, and
 # each affinity move rewrites one, which a trigger swap must find intact
-# (Documentation/vfio-fastpath.rst, "Trigger changes").  vfio_iommu_type1
+# (Documentation/vfio-trigger-swap.rst).  vfio_iommu_type1
 # needs allow_unsafe_interrupts=1 without remapping: a test setting, MSIs
 # are not isolated.  One more boot; QEMU only (the e1000e).
 if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then

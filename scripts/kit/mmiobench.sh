@@ -31,7 +31,7 @@
 #                          with -icount shift=N,sleep=off: trans/s become
 #                          emulated time; the testbed's QEMU 7.2 hung in
 #                          about one L2 guest in three under it
-#                          (Documentation/virtio-mmio-msi.rst)
+#                          (Documentation/mmiobench.rst)
 #   KLINE=6.12             the testbed's kernel line (the L2 guest is
 #                          always Debian's 6.12 generic: the guest module's)
 #

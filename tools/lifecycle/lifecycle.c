@@ -3,7 +3,7 @@
  * lifecycle: the cost of setting up and tearing down interrupt pairings
  * (KVM irqfd consumer <-> VFIO producer), and whether one VM's churn
  * disturbs another VM's interrupts.  Runs inside the kit's testbed; see
- * Documentation/benchmarks.rst, "Lifecycle".
+ * Documentation/bench-lifecycle.rst.
  *
  * Cases (one CSV row each per vector count):
  *   irqfd         KVM_IRQFD assign + deassign of N irqfds (one op = one
