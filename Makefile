@@ -8,7 +8,8 @@
 #                             make all, make modules)
 #   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
 #   make list                 kernel packages apt offers for each target
-#   make check                build, sparse, checkpatch, testbed selftests
+#   make check                build, sparse, checkpatch, docs, testbed selftests;
+#                             installs what it needs, changes nothing else
 #   make symvers              the exported symbols' CRCs against Debian's
 #   make sparse               sparse over the build, against the stock baseline
 #   make checkpatch           scripts/checkpatch.pl --strict on our files and patches
@@ -49,8 +50,9 @@
 #                             assigned edu in the testbed, kit and stock modules
 #                             (not in make check: the QEMU build takes minutes)
 #   make deb                  build/deb/kvm-irqbypass-dkms_<version>_all.deb (dh_dkms)
-#   make status               per installed kernel: which of the six modules are
-#                             the kit's (and their version), which stock
+#   make status               kvm-irqbypass-status: whose modules modprobe loads
+#                             per kernel, the running kernel's vectors and a
+#                             verdict (STATUS_ARGS="--trace 10": hits, misses)
 #   make check-deb            apt install the .deb (dkms builds it), check, apt
 #                             remove, in a sandbox whose writes are discarded:
 #                             the machine is not changed (root; several minutes)
