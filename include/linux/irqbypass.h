@@ -59,11 +59,19 @@ void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer);
 
 /*
  * Called by irq_bypass_fastpath() with interrupts disabled (the producer's
- * hard-irq handler, also on PREEMPT_RT): raw spinlocks only.  Returns 0 if
- * it delivered, else an errno and the producer uses its normal path.
+ * hard-irq handler, also on PREEMPT_RT): raw spinlocks only.  Returns a
+ * result below, or an errno and the producer uses its normal path.
  */
 typedef int (*irq_bypass_fast_handler_t)(struct irq_bypass_consumer *cons,
 					 struct irq_bypass_producer *prod);
+
+/* Taken by the target, queued for a thread, merged, or taken by none. */
+enum irq_bypass_fast_result {
+	IRQ_BYPASS_FAST_DELIVERED,
+	IRQ_BYPASS_FAST_QUEUED,
+	IRQ_BYPASS_FAST_MERGED,
+	IRQ_BYPASS_FAST_NO_TARGET,
+};
 
 #define IRQ_BYPASS_FAST_ONLY	0x1
 

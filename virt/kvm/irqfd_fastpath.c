@@ -84,8 +84,8 @@ static int kvm_irqfd_fp_read_entry(struct kvm_kernel_irqfd *irqfd,
  * or back here for the work item if the vCPU left KVM_RUN meanwhile; more
  * interrupts while it is out merge into it.
  */
-static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
-				 const struct kvm_kernel_irq_routing_entry *entry)
+static int kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
+				const struct kvm_kernel_irq_routing_entry *entry)
 {
 	struct kvm_irqfd_fastpath_vm *fpvm = irqfd->fastpath_vm;
 	atomic_t *state = &irqfd->fastpath_state;
@@ -101,7 +101,7 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 		goto work;
 	old = atomic_fetch_or(KVM_IRQFD_FP_PENDING | KVM_IRQFD_FP_QUEUED, state);
 	if (old & KVM_IRQFD_FP_PENDING)
-		return;
+		return IRQ_BYPASS_FAST_MERGED;
 	if (!(old & KVM_IRQFD_FP_QUEUED))
 		llist_add(&irqfd->fastpath_node, &fpvm->pending);
 	kvm_irqfd_fastpath_request(vcpu);
@@ -115,9 +115,11 @@ static void kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 	if (READ_ONCE(vcpu->wants_to_run) ||
 	    !(atomic_fetch_andnot(KVM_IRQFD_FP_PENDING, state) &
 	      KVM_IRQFD_FP_PENDING))
-		return;
+		return IRQ_BYPASS_FAST_QUEUED;
 work:
-	schedule_work(&irqfd->inject);
+	/* Stock's irqfd_wakeup() merges the same way. */
+	return schedule_work(&irqfd->inject) ? IRQ_BYPASS_FAST_QUEUED :
+					       IRQ_BYPASS_FAST_MERGED;
 }
 
 /*
@@ -197,7 +199,8 @@ void kvm_irqfd_fastpath_vcpu_exit(struct kvm_vcpu *vcpu)
  * only.  The manager waits for it (synchronize_hardirq()) before
  * irqfd_shutdown() frees the irqfd.
  *
- * Return: 0 if injected or handed on, else the producer signals the eventfd.
+ * Return: an enum irq_bypass_fast_result, or an errno and the producer
+ * signals the eventfd.
  */
 static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 				struct irq_bypass_producer *prod)
@@ -226,8 +229,7 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 	 * Type 0: several routes (PIC and IOAPIC below 16) or none.
 	 */
 	if (entry.type == KVM_IRQ_ROUTING_IRQCHIP || !entry.type) {
-		kvm_irqfd_fp_set_pin(irqfd, &entry);
-		ret = 0;
+		ret = kvm_irqfd_fp_set_pin(irqfd, &entry);
 		goto out;
 	}
 
@@ -236,10 +238,13 @@ static int kvm_irqfd_fp_handler(struct irq_bypass_consumer *cons,
 		goto out;
 	}
 
+	/* The number of LAPICs that took it: 0 if none (as stock, dropped). */
 	ret = kvm_arch_set_irq_inatomic(&entry, kvm,
 					KVM_USERSPACE_IRQ_SOURCE_ID, 1, false);
-	if (ret >= 0)
-		ret = 0;
+	if (ret > 0)
+		ret = IRQ_BYPASS_FAST_DELIVERED;
+	else if (!ret)
+		ret = IRQ_BYPASS_FAST_NO_TARGET;
 	else if (ret != -EWOULDBLOCK)
 		ret = -EINVAL;
 out:

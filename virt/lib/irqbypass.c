@@ -493,9 +493,10 @@ EXPORT_SYMBOL_GPL(irq_bypass_unregister_consumer);
  * Context: the hard-irq handler of @prod->irq, or with interrupts disabled
  * for a producer without an irq; also on PREEMPT_RT.
  *
- * Return: 0 if the handler delivered the interrupt; -ENODEV if no consumer
- * with a handler is published for @prod; otherwise the handler's error.
- * On any error the producer must deliver through its normal path.
+ * Return: the handler's enum irq_bypass_fast_result if it consumed the
+ * interrupt; -ENODEV if no consumer with a handler is published for @prod;
+ * otherwise the handler's error.  On any error the producer must deliver
+ * through its normal path.
  */
 int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 {

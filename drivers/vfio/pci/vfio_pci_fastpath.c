@@ -57,8 +57,12 @@ static irqreturn_t vfio_pci_fastpath_deliver(struct vfio_pci_fastpath *fp,
 	int ret;
 
 	ret = irq_bypass_fastpath(fp->producer);
-	if (!ret) {
-		trace_vfio_fastpath_hit(irq);
+	if (ret == IRQ_BYPASS_FAST_DELIVERED || ret == IRQ_BYPASS_FAST_QUEUED) {
+		trace_vfio_fastpath_hit(irq, ret);
+		return IRQ_HANDLED;
+	}
+	if (ret >= 0) {
+		trace_vfio_fastpath_drop(irq, ret);
 		return IRQ_HANDLED;
 	}
 	trace_vfio_fastpath_miss(irq, ret);

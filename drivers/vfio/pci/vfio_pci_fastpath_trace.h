@@ -1,20 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* hit and miss: hard irq, also on PREEMPT_RT; swap: process context. */
+/* hit, drop, miss: hard irq, also on PREEMPT_RT; swap: process context. */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM vfio_fastpath
 
 #if !defined(_VFIO_PCI_FASTPATH_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
 #define _VFIO_PCI_FASTPATH_TRACE_H
 
+#include <linux/irqbypass.h>
 #include <linux/tracepoint.h>
 
-/* The paired consumer's fast handler delivered the interrupt. */
-TRACE_EVENT(vfio_fastpath_hit,
-	    TP_PROTO(unsigned int irq),
-	    TP_ARGS(irq),
-	    TP_STRUCT__entry(__field(unsigned int, irq)),
-	    TP_fast_assign(__entry->irq = irq;),
-	    TP_printk("irq=%u", __entry->irq)
+DECLARE_EVENT_CLASS(vfio_fastpath_irq_result,
+		    TP_PROTO(unsigned int irq, int result),
+		    TP_ARGS(irq, result),
+		    TP_STRUCT__entry(__field(unsigned int, irq)
+				     __field(int, result)),
+		    TP_fast_assign(__entry->irq = irq; __entry->result = result;),
+		    TP_printk("irq=%u result=%s", __entry->irq,
+			      __print_symbolic(__entry->result,
+					       { IRQ_BYPASS_FAST_DELIVERED, "delivered" },
+					       { IRQ_BYPASS_FAST_QUEUED, "queued" },
+					       { IRQ_BYPASS_FAST_MERGED, "merged" },
+					       { IRQ_BYPASS_FAST_NO_TARGET, "no_target" }))
+);
+
+/*
+ * The paired consumer's fast handler took the interrupt: the LAPIC has it
+ * (delivered), or a thread sets the irqchip pin (queued).
+ */
+DEFINE_EVENT(vfio_fastpath_irq_result, vfio_fastpath_hit,
+	     TP_PROTO(unsigned int irq, int result),
+	     TP_ARGS(irq, result)
+);
+
+/*
+ * It consumed the interrupt without effect, as the eventfd path would: a
+ * pin already queued (merged), or no LAPIC took it (no_target).
+ */
+DEFINE_EVENT(vfio_fastpath_irq_result, vfio_fastpath_drop,
+	     TP_PROTO(unsigned int irq, int result),
+	     TP_ARGS(irq, result)
 );
 
 DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,

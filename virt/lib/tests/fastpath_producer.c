@@ -106,7 +106,7 @@ static enum hrtimer_restart kit_fp_timer(struct hrtimer *timer)
 	struct kit_fp *fp = container_of(timer, struct kit_fp, timer);
 
 	lockdep_assert_irqs_disabled();
-	if (!irq_bypass_fastpath(&fp->prod)) {
+	if (irq_bypass_fastpath(&fp->prod) >= 0) {
 		atomic64_inc(&fp->hits);
 	} else {
 		atomic64_inc(&fp->misses);

@@ -49,6 +49,11 @@ bool fastpath_trace_start(void)
 	       write_text_file(TRACEFS "/trace", "");
 }
 
+bool fastpath_trace_clear(void)
+{
+	return write_text_file(TRACEFS "/trace", "");
+}
+
 void fastpath_trace_stop(void)
 {
 	if (trace_enabled_here)
@@ -58,7 +63,7 @@ void fastpath_trace_stop(void)
 
 void fastpath_trace_count(int irq, long long *hits, long long *misses)
 {
-	char line[512], hit[64], miss[64];
+	char line[512], hit[64], drop[64], miss[64];
 	unsigned long long kept = 0, written = 0;
 	FILE *f;
 
@@ -69,9 +74,11 @@ void fastpath_trace_count(int irq, long long *hits, long long *misses)
 		return;
 	if (irq < 0) {	/* any irq: its vectors came and went */
 		snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=");
+		snprintf(drop, sizeof(drop), "vfio_fastpath_drop: irq=");
 		snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=");
 	} else {
-		snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=%d\n", irq);
+		snprintf(hit, sizeof(hit), "vfio_fastpath_hit: irq=%d ", irq);
+		snprintf(drop, sizeof(drop), "vfio_fastpath_drop: irq=%d ", irq);
 		snprintf(miss, sizeof(miss), "vfio_fastpath_miss: irq=%d ", irq);
 	}
 	*hits = 0;
@@ -82,7 +89,7 @@ void fastpath_trace_count(int irq, long long *hits, long long *misses)
 		if (sscanf(line, "# entries-in-buffer/entries-written: %llu/%llu",
 			   &kept, &written) == 2)
 			continue;
-		if (strstr(line, hit))
+		if (strstr(line, hit) || strstr(line, drop))
 			(*hits)++;
 		else if (strstr(line, miss))
 			(*misses)++;
@@ -122,6 +129,37 @@ void fastpath_trace_swaps(long long *in_place, long long *stock)
 			(*in_place)++;
 		else
 			(*stock)++;
+	}
+	fclose(f);
+}
+
+void fastpath_trace_results(int irq, struct fastpath_results *res)
+{
+	char line[512], irqs[32];
+	const char *p;
+	FILE *f;
+
+	memset(res, 0, sizeof(*res));
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f) {
+		res->delivered = -1;
+		return;
+	}
+	snprintf(irqs, sizeof(irqs), " irq=%d ", irq);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "vfio_fastpath_");
+		if (!p || (irq >= 0 && !strstr(p, irqs)))
+			continue;
+		if (strstr(p, "result=delivered"))
+			res->delivered++;
+		else if (strstr(p, "result=queued"))
+			res->queued++;
+		else if (strstr(p, "result=merged"))
+			res->merged++;
+		else if (strstr(p, "result=no_target"))
+			res->no_target++;
+		else if (strstr(p, "vfio_fastpath_miss: "))
+			res->misses++;
 	}
 	fclose(f);
 }
