@@ -67,6 +67,12 @@ finish() {
 # installs, removes or rebuilds anything on the machine (the package
 # steps run in scripts/kit/sandbox.sh), and host-unchanged, the last step,
 # compares the state again.
+# The rt-storm step runs (below): a generic target, the QEMU testbed.
+rt_storm() {
+	[ "$FLAVOUR" = generic ] && [ "${KIT_DEBUG:-0}" != 1 ] &&
+		[[ " ${TESTBED:-qemu} " == *" qemu "* ]] &&
+		[[ " ${KIT_CHECK_SKIP:-} " != *" rt-storm "* ]]
+}
 prerequisites() {
 	local p=("$SRCPKG" "$HDRPKG" make gcc libc6-dev rsync patch xz-utils
 		 dwarves kmod sparse busybox-static cpio python3 dpkg-dev
@@ -79,6 +85,7 @@ prerequisites() {
 		esac
 	done
 	[ "${KIT_DEBUG:-0}" = 1 ] && p+=(bc bison flex libelf-dev libssl-dev)
+	rt_storm && p+=("linux-headers-${KREL%-amd64}-rt-amd64")
 	kit_need_pkgs "${p[@]}" &&
 		"$kit_top/scripts/kit/host-state.sh" "$log/host-state.before"
 }
@@ -197,6 +204,17 @@ if [[ " ${TESTBED:-qemu} " == *" qemu "* ]]; then
 		--trace-events vfio_fastpath \
 		--append "intremap=off vfio_iommu_type1.allow_unsafe_interrupts=1" -- \
 		"$sel/run_tests.sh" vfio_msix stress_teardown
+fi
+# rt-storm: on the rt kernel of the same line (the generic target has no
+# thread to throttle to), vfio_storm (the PREEMPT_RT storm_budget switches
+# and back, every MSI once), vfio_msi_no_target and the parameters' bad
+# input (Documentation/rt-storm.rst).  One more build and QEMU boot.
+if rt_storm; then
+	run_step rt-storm env -u KREL FLAVOUR=rt bash -c '"$1/scripts/kit/build.sh" &&
+		"$1/scripts/kit/testbed.sh" --modules kit --name check-rt-storm \
+			--timeout 600 --trace-events vfio_fastpath -- bash -c \
+			"tools/testbed/module_params.sh && $2/run_tests.sh vfio_storm vfio_msi_no_target"' \
+		- "$kit_top" "$sel"
 fi
 # stock-irqbypass: a stock irqbypass loaded first (as by an initramfs built
 # before the kit was installed), then modprobe kvm_amd and vfio_pci with the

@@ -15,6 +15,7 @@
 #include <linux/module.h>
 #include <linux/msi.h>
 #include <linux/pci.h>
+#include <linux/sched/clock.h>
 
 #include "vfio_pci_priv.h"
 #include "vfio_pci_fastpath.h"
@@ -28,6 +29,16 @@ module_param(fastpath, bool, 0644);
 MODULE_PARM_DESC(fastpath,
 		 "Deliver MSI/MSI-X and INTx to a paired KVM irqfd from the hard-irq handler (default: on; off: stock behaviour)");
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
+
+/*
+ * On PREEMPT_RT the fast path's work in hard irq preempts every RT task on
+ * the CPU; a vector past this rate gets stock's irq thread, whose priority
+ * the admin sets.  The generic kernel signals from hard irq either way.
+ */
+static unsigned int storm_budget = 256;
+module_param(storm_budget, uint, 0644);
+MODULE_PARM_DESC(storm_budget,
+		 "PREEMPT_RT: interrupts per ms one vector may inject from hard irq; past it the vector uses the irq thread until a ms with at most half (default: 256; 0: no bound)");
 
 /* Hard irq, or force-threaded on PREEMPT_RT: stock's, for fastpath=0. */
 static irqreturn_t vfio_pci_fastpath_stock_handler(int irq, void *arg)
@@ -48,6 +59,32 @@ static void vfio_pci_fastpath_signal(struct vfio_pci_fastpath *fp)
 }
 
 /*
+ * Hard irq, PREEMPT_RT.  The irq core never runs one vector's handler on
+ * two CPUs at once, so the window's fields need no lock.  A gap of two
+ * windows means the last full one was empty.
+ */
+static bool vfio_pci_fastpath_storm(struct vfio_pci_fastpath *fp, int irq)
+{
+	unsigned int budget = READ_ONCE(storm_budget);
+	u64 now = local_clock(), age = now - fp->window_start;
+
+	if (age >= NSEC_PER_MSEC) {
+		if (fp->throttled && (fp->window_count <= budget / 2 ||
+				      !budget || age >= 2 * NSEC_PER_MSEC)) {
+			fp->throttled = false;
+			trace_vfio_fastpath_storm(irq, false, fp->window_count);
+		}
+		fp->window_start = now;
+		fp->window_count = 0;
+	}
+	if (++fp->window_count > budget && budget && !fp->throttled) {
+		fp->throttled = true;
+		trace_vfio_fastpath_storm(irq, true, fp->window_count);
+	}
+	return fp->throttled;
+}
+
+/*
  * Hard irq; lockless (the KVM consumer takes raw locks only).  A miss is
  * signalled now where eventfd's lock spins, else counted for the thread.
  */
@@ -56,7 +93,10 @@ static irqreturn_t vfio_pci_fastpath_deliver(struct vfio_pci_fastpath *fp,
 {
 	int ret;
 
-	ret = irq_bypass_fastpath(fp->producer);
+	if (IS_ENABLED(CONFIG_PREEMPT_RT) && vfio_pci_fastpath_storm(fp, irq))
+		ret = -ENOBUFS;
+	else
+		ret = irq_bypass_fastpath(fp->producer);
 	if (ret == IRQ_BYPASS_FAST_DELIVERED || ret == IRQ_BYPASS_FAST_QUEUED) {
 		trace_vfio_fastpath_hit(irq, ret);
 		return IRQ_HANDLED;
@@ -121,6 +161,8 @@ int vfio_pci_fastpath_request_irq(struct vfio_pci_fastpath *fp,
 	fp->trigger = trigger;
 	fp->signal = NULL;
 	atomic_set(&fp->pending, 0);
+	fp->throttled = false;
+	fp->window_count = 0;
 	fp->fast = READ_ONCE(fastpath);
 
 	if (!fp->fast)
@@ -303,6 +345,8 @@ void vfio_pci_fastpath_intx_init(struct vfio_pci_fastpath *fp,
 	fp->data = data;
 	fp->trigger = NULL;
 	atomic_set(&fp->pending, 0);
+	fp->throttled = false;
+	fp->window_count = 0;
 	fp->fast = false;
 }
 

@@ -20,6 +20,9 @@ typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
  * @trigger: the MSI vector's eventfd; swapped under the running handlers
  * @pending: interrupts the irq thread still has to signal (PREEMPT_RT)
  * @fast: the vector was requested with the fast-path handlers
+ * @throttled: PREEMPT_RT: past storm_budget, interrupts go to the thread
+ * @window_count: PREEMPT_RT: interrupts since @window_start
+ * @window_start: PREEMPT_RT: local_clock() at the start of the window
  * @lock: INTx: protects *@masked and DisINTx against the hard-irq handler,
  *	inside vdev->irqlock (a spinlock_t, which sleeps on PREEMPT_RT)
  * @pdev: INTx: the device
@@ -32,13 +35,17 @@ typedef void (*vfio_pci_fastpath_signal_t)(void *opaque, void *data);
  * @pci_2_3: INTx: the device masks with DisINTx (else at the irqchip)
  *
  * Constant from request_irq() to free_irq(), except @pending (atomic),
- * *@masked (@lock) and @trigger (WRITE_ONCE() under vdev->igate).
+ * *@masked (@lock), @trigger (WRITE_ONCE() under vdev->igate) and the
+ * storm window (the vector's hard-irq handler only).
  */
 struct vfio_pci_fastpath {
 	struct irq_bypass_producer *producer;
 	struct eventfd_ctx *trigger;
 	atomic_t pending;
 	bool fast;
+	bool throttled;
+	unsigned int window_count;
+	u64 window_start;
 	raw_spinlock_t lock;
 	struct pci_dev *pdev;
 	bool *masked;

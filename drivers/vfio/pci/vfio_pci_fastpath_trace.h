@@ -52,11 +52,27 @@ DECLARE_EVENT_CLASS(vfio_fastpath_irq_err,
 /*
  * The eventfd is signalled instead.  err: -ENODEV no fast consumer
  * published, -EWOULDBLOCK not MSI or would block, -EBUSY route or irqfd
- * changing, -EINVAL no atomic destination.
+ * changing, -EINVAL no atomic destination, -ENOBUFS past storm_budget.
  */
 DEFINE_EVENT(vfio_fastpath_irq_err, vfio_fastpath_miss,
 	     TP_PROTO(unsigned int irq, int err),
 	     TP_ARGS(irq, err)
+);
+
+/*
+ * PREEMPT_RT: the vector went past storm_budget (on=1) and its interrupts
+ * take the irq thread, or its rate fell (on=0).  count: interrupts in the
+ * window that decided it.
+ */
+TRACE_EVENT(vfio_fastpath_storm,
+	    TP_PROTO(unsigned int irq, bool on, unsigned int count),
+	    TP_ARGS(irq, on, count),
+	    TP_STRUCT__entry(__field(unsigned int, irq) __field(bool, on)
+			     __field(unsigned int, count)),
+	    TP_fast_assign(__entry->irq = irq; __entry->on = on;
+			   __entry->count = count;),
+	    TP_printk("irq=%u on=%d count=%u", __entry->irq, __entry->on,
+		      __entry->count)
 );
 
 /*

@@ -22,6 +22,14 @@ struct fastpath_results {
 };
 
 void fastpath_trace_results(int irq, struct fastpath_results *res);
+
+/*
+ * PREEMPT_RT storm bound (vfio_fastpath_storm): this irq's switches to the
+ * irq thread and back, and its misses past the budget (-ENOBUFS); -1 each
+ * if the trace is unreadable.
+ */
+void fastpath_trace_storm(int irq, long long *on, long long *off,
+			  long long *throttled);
 /*
  * Trigger swaps since the start (vfio_fastpath_swap): switched in place,
  * and left to stock's free and request; -1 each if the trace is unreadable.

@@ -163,3 +163,31 @@ void fastpath_trace_results(int irq, struct fastpath_results *res)
 	}
 	fclose(f);
 }
+
+void fastpath_trace_storm(int irq, long long *on, long long *off,
+			  long long *throttled)
+{
+	char line[512], irqs[32];
+	const char *p;
+	FILE *f;
+
+	*on = *off = *throttled = -1;
+	f = fopen(TRACEFS "/trace", "re");
+	if (!f)
+		return;
+	*on = *off = *throttled = 0;
+	snprintf(irqs, sizeof(irqs), " irq=%d ", irq);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "vfio_fastpath_");
+		if (!p || !strstr(p, irqs))
+			continue;
+		if (strstr(p, "vfio_fastpath_storm: ") && strstr(p, " on=1 "))
+			(*on)++;
+		else if (strstr(p, "vfio_fastpath_storm: "))
+			(*off)++;
+		else if (strstr(p, "vfio_fastpath_miss: ") &&
+			 strstr(p, " err=-105"))
+			(*throttled)++;
+	}
+	fclose(f);
+}
