@@ -35,6 +35,9 @@
 #   make bench-irqbypass      stock vs kit irqbypass manager: build/report/irqbypass.csv
 #   make bench-lifecycle      irqfd/VFIO pairing setup and teardown, stock vs kit,
 #                             generic+rt: build/report/lifecycle.csv
+#   make bench-rt             cyclictest on the rt kernel, quiet and under a
+#                             guest's MSI storm, stock vs kit: build/report/rt.csv
+#                             (RT_SECONDS=5)
 #   make netbench             TCP_RR through an assigned e1000e into an L2 Linux
 #                             guest (QEMU), stock vs kit: build/report/tcprr.csv
 #   make conformance          kvm-unit-tests and the distro's KVM selftests in the
@@ -86,7 +89,7 @@ K := scripts/kit
 .PHONY: all help modules list install uninstall check check-all check-debug campaign \
 	clean distclean \
 	testbed sparse checkpatch symvers selftests demo bench irqlat \
-	bench-irqbypass bench-lifecycle netbench conformance bochs qemu check-qemu
+	bench-irqbypass bench-lifecycle bench-rt netbench conformance bochs qemu check-qemu
 
 all modules:
 	@$(K)/build.sh
@@ -140,6 +143,9 @@ bench-irqbypass:
 
 bench-lifecycle:
 	@$(K)/bench-lifecycle.sh
+
+bench-rt:
+	@$(K)/bench-rt.sh
 
 demo:
 	@$(K)/demo.sh
