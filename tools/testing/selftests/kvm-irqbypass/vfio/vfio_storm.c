@@ -125,8 +125,8 @@ int main(void)
 	if (!traced)
 		tap_skip("fast path off or stock modules, no tracepoint count");
 	else
-		tap_result(rt ? off >= 1 : off == 0,
-			   "%s", rt ? "PREEMPT_RT: the vector came back to the fast path after the rate fell" :
+		tap_result(rt ? off >= 1 : off == 0, "%s",
+			   rt ? "PREEMPT_RT: back to the fast path once the rate fell" :
 			   "generic kernel: nothing to come back from");
 
 	host = proc_interrupts_count("vfio-msi[", edu.bdf) - host0;
