@@ -6,7 +6,7 @@
  * through a token (the eventfd_ctx).  One entry per token holds its producer
  * and consumer, connected in the stock manager's order.  A fixed hash table
  * keeps registration O(1) into the tens of thousands of tokens with nothing
- * rehashed or allocated in bulk under irqbp_lock.
+ * rehashed or allocated in bulk under a lock.
  *
  * A fast producer's ->node is the manager's: ->node.next marks how it was
  * registered and ->node.prev holds the consumer published to the fast path,
@@ -14,9 +14,11 @@
  * handler and ->node.prev a mark.  irq_bypass_fastpath() reads only those:
  * no lock, no lookup, no shared counter.
  *
- * Locking: irqbp_lock (mutex) serialises registration, the entries and the
- * callbacks of both sides, as in the stock manager.  Unpublishing waits for
- * the producer's hard-irq handler before the consumer may go.
+ * Locking: one of IRQBP_NR_LOCKS mutexes, chosen by the token's bucket,
+ * serialises a token's registration, its entry and the callbacks of both
+ * sides (the stock manager's one mutex, striped): one VM's trigger swap or
+ * IRTE update does not hold up another's irqfd.  Unpublishing waits for the
+ * producer's hard-irq handler before the consumer may go.
  */
 
 #include <linux/interrupt.h>
@@ -44,7 +46,8 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
  *	owner waits on the eventfd too (a second irqfd), and the eventfd's
  *	first waiter must get the interrupts, so the fast path stays off
  *
- * @prod and @cons are connected when both are set.  All under irqbp_lock.
+ * @prod and @cons are connected when both are set.  All under the token's
+ * lock, irqbp_lock(@token).
  */
 struct irqbp_entry {
 	struct hlist_node hnode;
@@ -54,9 +57,19 @@ struct irqbp_entry {
 	unsigned int refused;
 };
 
-static DEFINE_MUTEX(irqbp_lock);
+#define IRQBP_HASH_BITS	12
+#define IRQBP_NR_LOCKS	64
 
-static DEFINE_HASHTABLE(irqbp_table, 12);
+static DEFINE_HASHTABLE(irqbp_table, IRQBP_HASH_BITS);
+
+/* Lock i covers the buckets b with b % IRQBP_NR_LOCKS == i. */
+static struct mutex irqbp_locks[IRQBP_NR_LOCKS];
+
+static struct mutex *irqbp_lock(void *token)
+{
+	return &irqbp_locks[hash_min((unsigned long)token, IRQBP_HASH_BITS) %
+			    IRQBP_NR_LOCKS];
+}
 
 /*
  * ->node marks: how a producer was registered (->node.next), a registered or
@@ -96,7 +109,7 @@ static struct irqbp_entry *irqbp_lookup(void *token)
 {
 	struct irqbp_entry *e;
 
-	lockdep_assert_held(&irqbp_lock);
+	lockdep_assert_held(irqbp_lock(token));
 	hash_for_each_possible(irqbp_table, e, hnode, (unsigned long)token)
 		if (e->token == token)
 			return e;
@@ -121,7 +134,7 @@ static struct irqbp_entry *irqbp_get(void *token)
 /* The fast path never reads an entry: it goes at once. */
 static void irqbp_put(struct irqbp_entry *e)
 {
-	lockdep_assert_held(&irqbp_lock);
+	lockdep_assert_held(irqbp_lock(e->token));
 	if (e->prod || e->cons || e->refused)
 		return;
 	hash_del(&e->hnode);
@@ -136,7 +149,7 @@ static void irqbp_publish(struct irqbp_entry *e)
 {
 	struct irq_bypass_producer *prod = e->prod;
 
-	lockdep_assert_held(&irqbp_lock);
+	lockdep_assert_held(irqbp_lock(e->token));
 	if (!prod || !e->cons || e->refused || !irqbp_handler(e->cons) ||
 	    irqbp_prod_is(prod, IRQBP_PROD))
 		return;
@@ -153,7 +166,7 @@ static void irqbp_unpublish(struct irqbp_entry *e)
 {
 	struct irq_bypass_producer *prod = e->prod;
 
-	lockdep_assert_held(&irqbp_lock);
+	lockdep_assert_held(irqbp_lock(e->token));
 	if (!prod || !prod->node.prev)
 		return;
 	WRITE_ONCE(prod->node.prev, NULL);
@@ -220,13 +233,13 @@ static void irqbp_disconnect(struct irq_bypass_producer *prod,
 static int irqbp_register_producer(struct irq_bypass_producer *producer,
 				   int kind)
 {
+	struct mutex *lock = irqbp_lock(producer->token);
 	struct irqbp_entry *e;
 	int ret = 0;
 
 	if (!producer->token)
 		return -EINVAL;
-
-	mutex_lock(&irqbp_lock);
+	mutex_lock(lock);
 	if (irqbp_prod_registered(producer)) {
 		ret = -EBUSY;
 		goto out;
@@ -254,7 +267,7 @@ static int irqbp_register_producer(struct irq_bypass_producer *producer,
 	e->prod = producer;
 	irqbp_publish(e);
 out:
-	mutex_unlock(&irqbp_lock);
+	mutex_unlock(lock);
 	return ret;
 }
 
@@ -266,7 +279,7 @@ out:
  * the same token, if one is registered.
  *
  * Context: process, may sleep.  The callbacks of both sides run under the
- * manager's mutex.
+ * token's mutex.
  *
  * Return: 0; -EINVAL without a token; -EBUSY if @producer or another
  * producer with this token is registered; -ENOMEM; or the error of a failing
@@ -318,9 +331,10 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_fast_producer);
  */
 void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 {
+	struct mutex *lock = irqbp_lock(producer->token);
 	struct irqbp_entry *e;
 
-	mutex_lock(&irqbp_lock);
+	mutex_lock(lock);
 	if (!irqbp_prod_registered(producer))
 		goto out;
 	e = irqbp_lookup(producer->token);
@@ -334,7 +348,7 @@ void irq_bypass_unregister_producer(struct irq_bypass_producer *producer)
 	producer->node.next = NULL;
 	irqbp_put(e);
 out:
-	mutex_unlock(&irqbp_lock);
+	mutex_unlock(lock);
 }
 EXPORT_SYMBOL_GPL(irq_bypass_unregister_producer);
 
@@ -354,6 +368,7 @@ static void irqbp_forget_refused(struct irq_bypass_consumer *consumer)
 static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 				   irq_bypass_fast_handler_t handler)
 {
+	struct mutex *lock = irqbp_lock(consumer->token);
 	struct irqbp_entry *e;
 	int ret = 0;
 
@@ -361,8 +376,7 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 	    !consumer->add_producer != !consumer->del_producer ||
 	    (!handler && !consumer->add_producer))
 		return -EINVAL;
-
-	mutex_lock(&irqbp_lock);
+	mutex_lock(lock);
 	if (consumer->node.prev == IRQBP_MARK(IRQBP_CONS)) {
 		ret = -EBUSY;
 		goto out;
@@ -396,7 +410,7 @@ static int irqbp_register_consumer(struct irq_bypass_consumer *consumer,
 	e->cons = consumer;
 	irqbp_publish(e);
 out:
-	mutex_unlock(&irqbp_lock);
+	mutex_unlock(lock);
 	return ret;
 }
 
@@ -408,7 +422,7 @@ out:
  * same token, if one is registered.
  *
  * Context: process, may sleep.  The callbacks of both sides run under the
- * manager's mutex.
+ * token's mutex.
  *
  * Return: 0; -EINVAL without a token, @add_producer or @del_producer;
  * -EBUSY if @consumer or another consumer with this token is registered
@@ -458,9 +472,10 @@ EXPORT_SYMBOL_GPL(irq_bypass_register_fast_consumer);
  */
 void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 {
+	struct mutex *lock = irqbp_lock(consumer->token);
 	struct irqbp_entry *e;
 
-	mutex_lock(&irqbp_lock);
+	mutex_lock(lock);
 	if (consumer->node.prev != IRQBP_MARK(IRQBP_CONS) &&
 	    consumer->node.prev != IRQBP_MARK(IRQBP_REFUSED))
 		goto out;
@@ -479,7 +494,7 @@ void irq_bypass_unregister_consumer(struct irq_bypass_consumer *consumer)
 	consumer->node.prev = NULL;
 	irqbp_put(e);
 out:
-	mutex_unlock(&irqbp_lock);
+	mutex_unlock(lock);
 }
 EXPORT_SYMBOL_GPL(irq_bypass_unregister_consumer);
 
@@ -513,7 +528,7 @@ int irq_bypass_fastpath(struct irq_bypass_producer *prod)
 EXPORT_SYMBOL_GPL(irq_bypass_fastpath);
 
 /*
- * debugfs irqbypass/tokens: one line per token.  irqbp_lock keeps the
+ * debugfs irqbypass/tokens: one line per token.  The bucket's lock keeps the
  * producer (and its ->irq) from going away while printed.
  */
 static int irqbp_tokens_show(struct seq_file *m, void *unused)
@@ -522,14 +537,16 @@ static int irqbp_tokens_show(struct seq_file *m, void *unused)
 	int bkt;
 
 	seq_puts(m, "token producer consumer paired irq handler fast refused\n");
-	mutex_lock(&irqbp_lock);
-	hash_for_each(irqbp_table, bkt, e, hnode)
-		seq_printf(m, "%p %d %d %d %d %d %d %u\n", e->token, !!e->prod,
-			   !!e->cons, e->prod && e->cons,
-			   e->prod ? e->prod->irq : -1,
-			   e->cons && irqbp_handler(e->cons),
-			   e->prod && e->prod->node.prev, e->refused);
-	mutex_unlock(&irqbp_lock);
+	for (bkt = 0; bkt < HASH_SIZE(irqbp_table); bkt++) {
+		mutex_lock(&irqbp_locks[bkt % IRQBP_NR_LOCKS]);
+		hlist_for_each_entry(e, &irqbp_table[bkt], hnode)
+			seq_printf(m, "%p %d %d %d %d %d %d %u\n", e->token,
+				   !!e->prod, !!e->cons, e->prod && e->cons,
+				   e->prod ? e->prod->irq : -1,
+				   e->cons && irqbp_handler(e->cons),
+				   e->prod && e->prod->node.prev, e->refused);
+		mutex_unlock(&irqbp_locks[bkt % IRQBP_NR_LOCKS]);
+	}
 	return 0;
 }
 
@@ -551,6 +568,10 @@ static struct dentry *irqbp_debugfs;
 
 static int __init irqbp_init(void)
 {
+	int i;
+
+	for (i = 0; i < IRQBP_NR_LOCKS; i++)
+		mutex_init(&irqbp_locks[i]);
 	irqbp_debugfs = debugfs_create_dir("irqbypass", NULL);
 	debugfs_create_file_unsafe("tokens", 0400, irqbp_debugfs, NULL,
 				   &irqbp_tokens_fops);
