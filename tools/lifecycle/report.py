@@ -30,7 +30,7 @@ import platform
 import subprocess
 import sys
 
-CASE_ORDER = ["irqfd", "trigger-swap", "vm"]
+CASE_ORDER = ["irqfd", "trigger-swap", "vm", "swap-irqfd"]
 MOD_ORDER = ["stock", "kit"]
 
 
@@ -256,7 +256,7 @@ def main():
             ratio(r["ns_per_op"], s["ns_per_op"]) if kit else "-",
             ratio(r["ipis_per_op"], s["ipis_per_op"]) if kit else "-",
             ratio(r["other_vm_p99_ns"], s["other_vm_p99_ns"])
-            if kit and r["case"] == "trigger-swap" else "-",
+            if kit and r["case"] in ("trigger-swap", "swap-irqfd") else "-",
         ] + ([paired(ab, r), paired(ab, r, "busy_ns_per_op")]
              if ab else []))
     widths = [max(len(h), *(len(t[i]) for t in table))
@@ -276,7 +276,9 @@ def main():
         "ops: irqfd = KVM_IRQFD assign + deassign, eventfd #0 paired with "
         "the edu's MSI; trigger-swap = VFIO_DEVICE_SET_IRQS moving MSI "
         "vector 0 to the other of two irqfd eventfds; vm = create + destroy "
-        "a VM with a vCPU, N MSI routes and N irqfds.",
+        "a VM with a vCPU, N MSI routes and N irqfds; swap-irqfd = a second "
+        "VM's KVM_IRQFD assign + deassign (no producer) while the first "
+        "swaps its trigger, other VM p99 ns being that op's p99.",
         "ns/op: the testbed's CLOCK_MONOTONIC around the loop (%s); "
         "compare within this table only." % ic,
         "IPIs/op: CAL + TLB lines of the testbed's /proc/interrupts, all "
