@@ -9,9 +9,9 @@
 #    anything kstrtobool() does not take ("maybe", "2", "-1", a bare
 #    newline) fails with EINVAL and leaves the value as it was; the
 #    spellings it takes (n/1/off/on) set it.  The value found is restored.
-#  - vfio_pci_core.storm_budget is a 0644 uint: kstrtouint() refuses "-1"
-#    and "many" (EINVAL) and 2^32 (ERANGE), the value stays; 0, 1 and
-#    2^32-1 set it.  The value found is restored.
+#  - vfio_pci_core.storm_budget and kvm.irqfd_pin_wait_ms are 0644 uints:
+#    kstrtouint() refuses "-1" and "many" (EINVAL) and 2^32 (ERANGE), the
+#    value stays; 0, 1 and 2^32-1 set it.  The value found is restored.
 # With stock modules the parameters do not exist: every test is skipped.
 set -u
 n=0 fail=0
@@ -32,7 +32,7 @@ rw_params="/sys/module/kvm/parameters/irqfd_vcpu_inject
 /sys/module/vfio_pci_core/parameters/fastpath"
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 
 if [ ! -e "$ro" ]; then
 	skip "$ro is read-only" "no such parameter (stock modules)"
@@ -84,35 +84,37 @@ for p in $rw_params; do
 	fi
 done
 
-p=/sys/module/vfio_pci_core/parameters/storm_budget
-if [ ! -e "$p" ]; then
-	skip "$p rejects bad values" "no such parameter (stock modules)"
-	skip "$p takes 0, 1, 4294967295" "no such parameter (stock modules)"
-	exit $fail
-fi
-before=$(cat "$p")
-bad=
-for pair in "-1:Invalid argument" "many:Invalid argument" \
-	    "4294967296:Numerical result out of range"; do
-	err=$(write "$p" "${pair%%:*}")
-	now=$(cat "$p")
-	[ "$err" = "${pair#*:}" ] && [ "$now" = "$before" ] ||
-		bad="$bad '${pair%%:*}': '${err:-success}' value $now;"
+for p in /sys/module/vfio_pci_core/parameters/storm_budget \
+	 /sys/module/kvm/parameters/irqfd_pin_wait_ms; do
+	if [ ! -e "$p" ]; then
+		skip "$p rejects bad values" "no such parameter (stock modules)"
+		skip "$p takes 0, 1, 4294967295" "no such parameter (stock modules)"
+		continue
+	fi
+	before=$(cat "$p")
+	bad=
+	for pair in "-1:Invalid argument" "many:Invalid argument" \
+		    "4294967296:Numerical result out of range"; do
+		err=$(write "$p" "${pair%%:*}")
+		now=$(cat "$p")
+		[ "$err" = "${pair#*:}" ] && [ "$now" = "$before" ] ||
+			bad="$bad '${pair%%:*}': '${err:-success}' value $now;"
+	done
+	if [ -z "$bad" ]; then
+		ok "$p: -1 and many fail with EINVAL, 2^32 with ERANGE, value stays $before"
+	else
+		nok "$p: want the errors and $before:$bad"
+	fi
+	bad=
+	for v in 0 1 4294967295 "$before"; do
+		err=$(write "$p" "$v")
+		now=$(cat "$p")
+		[ -z "$err" ] && [ "$now" = "$v" ] || bad="$bad '$v': '${err:-success}' value $now;"
+	done
+	if [ -z "$bad" ]; then
+		ok "$p: 0, 1, 4294967295 set; restored to $before"
+	else
+		nok "$p:$bad"
+	fi
 done
-if [ -z "$bad" ]; then
-	ok "$p: -1 and many fail with EINVAL, 2^32 with ERANGE, value stays $before"
-else
-	nok "$p: want the errors and $before:$bad"
-fi
-bad=
-for v in 0 1 4294967295 "$before"; do
-	err=$(write "$p" "$v")
-	now=$(cat "$p")
-	[ -z "$err" ] && [ "$now" = "$v" ] || bad="$bad '$v': '${err:-success}' value $now;"
-done
-if [ -z "$bad" ]; then
-	ok "$p: 0, 1, 4294967295 set; restored to $before"
-else
-	nok "$p:$bad"
-fi
 exit $fail

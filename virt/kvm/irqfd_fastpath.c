@@ -18,6 +18,8 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
 
 #include <linux/kvm_irqfd_fastpath.h>
 
@@ -40,6 +42,12 @@ MODULE_VERSION(KVM_IRQBYPASS_VERSION);
 #define KVM_IRQFD_FP_PENDING	BIT(0)
 #define KVM_IRQFD_FP_QUEUED	BIT(1)
 #define KVM_IRQFD_FP_ASSIGNED	BIT(2)
+
+/* Read at each queued pin. */
+static unsigned int irqfd_pin_wait_ms = 4;
+module_param(irqfd_pin_wait_ms, uint, 0644);
+MODULE_PARM_DESC(irqfd_pin_wait_ms,
+		 "Longest wait in ms (to the next tick) of a fast-path irqchip pin for its vCPU thread; then the irqfd's work item sets it (default: 4)");
 
 /* Per VM: the irqfds whose pin waits for a vCPU thread to set it. */
 struct kvm_irqfd_fastpath_vm {
@@ -104,6 +112,9 @@ static int kvm_irqfd_fp_set_pin(struct kvm_kernel_irqfd *irqfd,
 		return IRQ_BYPASS_FAST_MERGED;
 	if (!(old & KVM_IRQFD_FP_QUEUED))
 		llist_add(&irqfd->fastpath_node, &fpvm->pending);
+	/* A vCPU thread can stay in KVM_RUN short of its run loop (uffd). */
+	mod_timer(&irqfd->fastpath_timer, jiffies + 1 +
+		  msecs_to_jiffies(READ_ONCE(irqfd_pin_wait_ms)));
 	kvm_irqfd_fastpath_request(vcpu);
 	kvm_make_request(KVM_REQ_UNBLOCK, vcpu);
 	kvm_vcpu_kick(vcpu);
@@ -120,6 +131,20 @@ work:
 	/* Stock's irqfd_wakeup() merges the same way. */
 	return schedule_work(&irqfd->inject) ? IRQ_BYPASS_FAST_QUEUED :
 					       IRQ_BYPASS_FAST_MERGED;
+}
+
+/*
+ * Timer (softirq, or its thread on PREEMPT_RT): the vCPU has not taken the
+ * token in time; stock's work item sets the pin.  irqfd_shutdown() stops
+ * the timer before it flushes the work.
+ */
+static void kvm_irqfd_fp_pin_timeout(struct timer_list *t)
+{
+	struct kvm_kernel_irqfd *irqfd = from_timer(irqfd, t, fastpath_timer);
+
+	if (atomic_fetch_andnot(KVM_IRQFD_FP_PENDING, &irqfd->fastpath_state) &
+	    KVM_IRQFD_FP_PENDING)
+		schedule_work(&irqfd->inject);
 }
 
 /*
@@ -266,6 +291,9 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 	int idx;
 
 	irq_bypass_unregister_consumer(&irqfd->consumer);
+	/* No handler arms it any more. */
+	if (irqfd->fastpath_vm)
+		del_timer_sync(&irqfd->fastpath_timer);
 	if (!(atomic_read_acquire(&irqfd->fastpath_state) &
 	      KVM_IRQFD_FP_QUEUED))
 		return;
@@ -365,6 +393,9 @@ void kvm_irqfd_fastpath_register(struct kvm_kernel_irqfd *irqfd)
 	cons->token = irqfd->eventfd;
 	if (irqfd_fastpath)
 		irqfd->fastpath_vm = kvm_irqfd_fp_vm_get(irqfd->kvm);
+	/* Pins are queued for a vCPU only with a VM entry. */
+	if (irqfd->fastpath_vm)
+		timer_setup(&irqfd->fastpath_timer, kvm_irqfd_fp_pin_timeout, 0);
 
 	if (irqfd_fastpath)
 		ret = irq_bypass_register_fast_consumer(cons, kvm_irqfd_fp_handler);
