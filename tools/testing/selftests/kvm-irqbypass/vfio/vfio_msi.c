@@ -45,14 +45,10 @@ int main(void)
 	close(kvm_open_or_bail());
 	tap_diag("iterations=%d timeout=%d ms", iters, timeout);
 
-	ret = edu_open(&edu);
-	if (ret == -ENODEV) {
-		tap_skip_rest("no edu device (1234:11e8) on this machine");
+	ret = edu_open_tap(&edu);
+	if (ret == -ENODEV)
 		return tap_finish();
-	}
-	if (!tap_result(!ret && !edu_check_alive(&edu) &&
-			!edu_enable_bus_master(&edu),
-			"edu opened through vfio-pci, BAR0 mapped and alive"))
+	if (ret)
 		goto out;
 	ret = vfio_irq_count(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX);
 	tap_diag("MSI vectors: %d", ret);

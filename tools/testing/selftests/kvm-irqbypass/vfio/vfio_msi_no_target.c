@@ -136,14 +136,10 @@ int main(void)
 	tap_plan(NR_TESTS);
 	close(kvm_open_or_bail());
 	kmsg = kmsg_watch();
-	ret = edu_open(&edu);
-	if (ret == -ENODEV) {
-		tap_skip_rest("no edu device (1234:11e8) on this machine");
+	ret = edu_open_tap(&edu);
+	if (ret == -ENODEV)
 		return tap_finish();
-	}
-	if (!tap_result(!ret && !edu_check_alive(&edu) &&
-			!edu_enable_bus_master(&edu),
-			"edu opened through vfio-pci, BAR0 mapped and alive"))
+	if (ret)
 		goto out;
 
 	vm = __vm_create(IRQCHIP_KERNEL);
@@ -194,9 +190,7 @@ int main(void)
 	tap_result(ok, "APIC enabled again: one MSI delivered%s",
 		   traced ? ", traced as a hit" : "");
 
-	edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
-	vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
-		      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
+	edu_msi_release(&edu);
 	splats = kmsg_splats(kmsg);
 	tap_result(splats == 0, "kernel log clean (%d splats)", splats);
 out:

@@ -198,11 +198,8 @@ restore:
 out:
 	vcpu_runner_stop(&r0);
 	vcpu_runner_stop(&r1);
-	if (vm) {
-		edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
-		vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
-			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
-	}
+	if (vm)
+		edu_msi_release(&edu);
 	if (efd >= 0)
 		close(efd);
 	vm_destroy(vm);

@@ -146,11 +146,8 @@ int main(void)
 		fastpath_trace_stop();
 out:
 	write_text_file(PARAM, old);
-	if (vm) {
-		edu_write(&edu, EDU_REG_IRQ_ACK, ~0u);
-		vfio_set_irqs(edu.device_fd, VFIO_PCI_MSI_IRQ_INDEX,
-			      VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL);
-	}
+	if (vm)
+		edu_msi_release(&edu);
 	if (efd >= 0)
 		close(efd);
 	vm_destroy(vm);
