@@ -346,21 +346,6 @@ int edu_open_nth(struct edu_dev *edu, unsigned int n)
 	return 0;
 }
 
-int edu_open_tap(struct edu_dev *edu)
-{
-	int ret = edu_open(edu);
-
-	if (ret == -ENODEV) {
-		tap_skip_rest("no edu device (1234:11e8) on this machine");
-		return ret;
-	}
-	if (!tap_result(!ret && !edu_check_alive(edu) &&
-			!edu_enable_bus_master(edu),
-			"edu opened through vfio-pci, BAR0 mapped and alive"))
-		return -EIO;
-	return 0;
-}
-
 void edu_msi_release(struct edu_dev *edu)
 {
 	edu_write(edu, EDU_REG_IRQ_ACK, ~0u);

@@ -72,11 +72,6 @@ int edu_open(struct edu_dev *edu);
 int edu_open_nth(struct edu_dev *edu, unsigned int n);
 /* Closes any device opened here. */
 void edu_close(struct edu_dev *edu);
-/*
- * edu_open(), alive and bus master, as a test's TAP line: 0; -ENODEV after
- * skipping the whole plan; -EIO after a "not ok".
- */
-int edu_open_tap(struct edu_dev *edu);
 /* Leaves the edu idle for the next test: status cleared, MSI off. */
 void edu_msi_release(struct edu_dev *edu);
 

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "edu_tap.h"
 #include "kvm_util_lite.h"
 #include "tap.h"
 #include "vfio_util_lite.h"

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "edu_tap.h"
 #include "fastpath_trace.h"
 #include "kmsg.h"
 #include "kvm_util_lite.h"
