@@ -6,7 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kit_target
-kit_need_pkgs "$SRCPKG" "$HDRPKG" make gcc rsync patch xz-utils dwarves kmod
+kit_need_pkgs make gcc rsync patch xz-utils dwarves kmod
+kit_need_target_pkgs "$SRCPKG" "$HDRPKG"
 kit_check_versions
 # KIT_DEBUG=1: build against the debug kernel, built first if needed.
 [ "${KIT_DEBUG:-0}" = 1 ] && "$kit_top/scripts/kit/debug-kernel.sh"

@@ -26,7 +26,7 @@ step() {
 # decompressed whole: 10-20 s).  Used for the kit's tree and the guest's.
 kit_extract_source() {
 	local dir=$1 paths stamp members='' p start=$SECONDS
-	local tarball=/usr/src/$SRCPKG.tar.xz
+	local tarball=${KIT_ROOT:-}/usr/src/$SRCPKG.tar.xz
 	# shellcheck disable=SC2086,SC2116 # one space between words
 	paths=$(echo $2)
 	stamp="$SRCVER $paths"
@@ -136,11 +136,14 @@ kit_target() {
 	# The debug kernel is named by line and flavour; a KREL exported by
 	# the parent script is its own, not a Debian release.
 	[ "${KIT_DEBUG:-0}" = 1 ] && unset KREL
+	kit_release
 	if [ -n "${KREL:-}" ]; then key=krel-$KREL; else key=${KLINE:-6.12}-${FLAVOUR:-generic}; fi
+	[ -n "$KIT_ROOT" ] && key=$key-deb$DEBIAN
 	cache=$B/.target-$key.env
-	if [ ! -s "$cache" ] || [ /var/lib/dpkg/status -nt "$cache" ] ||
-	   [ /var/cache/apt/pkgcache.bin -nt "$cache" ]; then
-		if [ -z "$(apt-cache policy "linux-source-${KLINE:-6.12}" 2>/dev/null)" ] &&
+	if [ ! -s "$cache" ] || [ "$KIT_ROOT/var/lib/dpkg/status" -nt "$cache" ] ||
+	   [ "$KIT_ROOT/var/cache/apt/pkgcache.bin" -nt "$cache" ]; then
+		if [ -z "$KIT_ROOT" ] &&
+		   [ -z "$(apt-cache policy "linux-source-${KLINE:-6.12}" 2>/dev/null)" ] &&
 		   [ "$(id -u)" -eq 0 ]; then
 			step "apt-get update (no package lists yet)"
 			apt-get update -q > "$B/apt.log" 2>&1 || true
@@ -170,15 +173,66 @@ kit_target() {
 	export KLINE FLAVOUR SRCPKG SRCVER HDRPKG KREL IMGPKG KDIR KDIR_BASE IMGROOT
 }
 
+# kit_release: DEBIAN, the Debian release of the target (12 or 13), and
+# KIT_ROOT, the build root of that release when it is not the host's
+# (scripts/kit/root.sh; empty: the host builds it).  7.3 is Debian 13's
+# (trixie-backports), 6.1 Debian 12's; 6.12 is both, the host's release
+# unless DEBIAN says otherwise; a KREL says it itself (+deb13).
+kit_release() {
+	local host
+	host=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+	if [ -n "${KREL:-}" ]; then
+		case "$KREL" in *+deb13*) DEBIAN=13 ;; *+deb12* | 6.1.*) DEBIAN=12 ;; esac
+	fi
+	case "${KLINE:-6.12}" in
+	7.3) DEBIAN=${DEBIAN:-13} ;;
+	6.1) DEBIAN=${DEBIAN:-12} ;;
+	esac
+	DEBIAN=${DEBIAN:-$host}
+	case "$DEBIAN" in 12 | 13) ;; *) die "DEBIAN=$DEBIAN: 12 or 13" ;; esac
+	case "${KLINE:-6.12}:$DEBIAN" in 7.3:12 | 6.1:13) die "Linux $KLINE is not a Debian $DEBIAN kernel" ;; esac
+	KIT_ROOT=
+	if [ "$DEBIAN" != "$host" ]; then
+		KIT_ROOT=$("$kit_top/scripts/kit/root.sh" "$(kit_codename "$DEBIAN")") ||
+			die "no Debian $DEBIAN build root"
+	fi
+	export DEBIAN KIT_ROOT
+}
+
+kit_codename() {
+	case "$1" in 12) echo bookworm ;; 13) echo trixie ;; esac
+}
+
+# kit_in_root CMD...: CMD where the target builds: in KIT_ROOT, or here.
+kit_in_root() {
+	if [ -n "${KIT_ROOT:-}" ]; then
+		"$kit_top/scripts/kit/root.sh" --run "$(kit_codename "$DEBIAN")" "$@"
+	else
+		"$@"
+	fi
+}
+
+# kit_need_target_pkgs PKG...: the target's packages (source, headers),
+# from its release: into KIT_ROOT, or onto the host as kit_need_pkgs does.
+kit_need_target_pkgs() {
+	if [ -n "${KIT_ROOT:-}" ]; then
+		"$kit_top/scripts/kit/root.sh" --install "$(kit_codename "$DEBIAN")" "$@"
+	else
+		kit_need_pkgs "$@"
+	fi
+}
+
 # Source and headers must be the same Debian version.
 kit_check_versions() {
 	local s h
-	s=$(dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null || true)
-	h=$(dpkg-query -W -f='${Version}' "$HDRPKG" 2>/dev/null || true)
+	local r=()
+	[ -n "${KIT_ROOT:-}" ] && r=(chroot "$KIT_ROOT")
+	s=$("${r[@]}" dpkg-query -W -f='${Version}' "$SRCPKG" 2>/dev/null || true)
+	h=$("${r[@]}" dpkg-query -W -f='${Version}' "$HDRPKG" 2>/dev/null || true)
 	[ -n "$h" ] || die "$HDRPKG is not installed (headers for $KREL missing)"
 	[ "$s" = "$h" ] ||
 		die "$SRCPKG $s and $HDRPKG $h disagree: install the same version of both"
-	[ -d "$KDIR_BASE" ] || die "$KDIR_BASE missing: $HDRPKG is broken"
+	[ -d "${KIT_ROOT:-}$KDIR_BASE" ] || die "$KDIR_BASE missing: $HDRPKG is broken"
 }
 
 # Run kbuild on an M= tree.  Overlaid headers must win over the headers
@@ -186,7 +240,7 @@ kit_check_versions() {
 # LINUXINCLUDE (the kernel sets it to -nostdinc, which we keep).
 kit_make() {
 	local tree=$1; shift
-	make -C "$KDIR" M="$tree" KIT_TREE="$tree" KCFLAGS=-Werror \
+	kit_in_root make -C "$KDIR" M="$tree" KIT_TREE="$tree" KCFLAGS=-Werror \
 		KIT_PRISTINE="$B/src/$SRCPKG-$SRCVER" \
 		NOSTDINC_FLAGS="-nostdinc -I$tree/backport-include -I$tree/include -I$tree/include/uapi -I$tree/arch/x86/include" \
 		-j"$(nproc)" ${KIT_MAKEFLAGS:-} "$@"
@@ -214,15 +268,34 @@ kit_image() {
 		"$kit_top/scripts/kit/debug-kernel.sh"
 		return
 	fi
+	local p f
 	[ -f "$IMGROOT/boot/vmlinuz-$KREL" ] && return 0
 	step "downloading and extracting $IMGPKG"
+	rm -rf "$pkgs" "$IMGROOT.tmp"
 	mkdir -p "$pkgs"
-	(cd "$pkgs" && apt-get download -q "$IMGPKG" > /dev/null 2>&1) ||
-		{ apt-get update -q > /dev/null 2>&1 || true
-		  (cd "$pkgs" && apt-get download -q "$IMGPKG"); } ||
-		die "cannot download $IMGPKG"
-	rm -rf "$IMGROOT.tmp"
-	dpkg-deb -x "$pkgs/${IMGPKG}_"*.deb "$IMGROOT.tmp"
+	# shellcheck disable=SC2086 # IMGPKG is a list on 7.x
+	if [ -n "${KIT_ROOT:-}" ]; then
+		kit_in_root /bin/sh -c 'cd "$1" && shift &&
+			apt-get download -q -o APT::Sandbox::User=root "$@"' - \
+			"$pkgs" $IMGPKG > /dev/null || die "cannot download $IMGPKG"
+	else
+		(cd "$pkgs" && apt-get download -q $IMGPKG > /dev/null 2>&1) ||
+			{ apt-get update -q > /dev/null 2>&1 || true
+			  (cd "$pkgs" && apt-get download -q $IMGPKG); } ||
+			die "cannot download $IMGPKG"
+	fi
+	for p in "$pkgs"/*.deb; do dpkg-deb -x "$p" "$IMGROOT.tmp"; done
+	# 7.x's linux-binary has the kernel, its config and System.map in
+	# /usr/lib/modules/KREL and no /boot: the testbed reads /boot and
+	# /lib/modules as on 6.x.
+	f=$IMGROOT.tmp/usr/lib/modules/$KREL
+	if [ -f "$f/vmlinuz" ] && [ ! -e "$IMGROOT.tmp/boot/vmlinuz-$KREL" ]; then
+		mkdir -p "$IMGROOT.tmp/boot"
+		for p in vmlinuz config System.map; do
+			[ -e "$f/$p" ] && ln -s "../usr/lib/modules/$KREL/$p" "$IMGROOT.tmp/boot/$p-$KREL"
+		done
+	fi
+	[ -d "$f" ] && [ ! -e "$IMGROOT.tmp/lib" ] && ln -s usr/lib "$IMGROOT.tmp/lib"
 	depmod -b "$IMGROOT.tmp" "$KREL"
 	rm -rf "$IMGROOT"; mv "$IMGROOT.tmp" "$IMGROOT"
 	rm -rf "$pkgs"

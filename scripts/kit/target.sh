@@ -3,6 +3,8 @@
 #
 # Resolve a build target from Debian's package lists and print it as shell
 # assignments (KLINE, FLAVOUR, SRCPKG, SRCVER, HDRPKG, KREL, IMGPKG, BUILD).
+# With KIT_ROOT set (a Debian root of another release, scripts/kit/root.sh)
+# the lists are that root's.
 #
 #   target.sh LINE FLAVOUR       e.g. 6.12 generic, 6.1 rt
 #   target.sh --krel KREL        e.g. 6.12.118+deb12-amd64 (dkms)
@@ -15,13 +17,18 @@ set -euo pipefail
 
 die() { echo "kit: error: $*" >&2; exit 1; }
 
+# apt and dpkg of the target's release: the host's, or the root's.
+q() {
+	if [ -n "${KIT_ROOT:-}" ]; then chroot "$KIT_ROOT" "$@"; else "$@"; fi
+}
+
 # Version of a package: the installed one if any, else apt's candidate.
 pkg_version() {
 	local v
-	v=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null |
+	v=$(q dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null |
 	    awk '$1 == "installed" { print $2 }')
 	if [ -z "$v" ]; then
-		v=$(apt-cache policy "$1" 2>/dev/null |
+		v=$(q apt-cache policy "$1" 2>/dev/null |
 		    awk '/Candidate:/ { print $2 }')
 		[ "$v" = "(none)" ] && v=
 	fi
@@ -38,7 +45,8 @@ if [ "${1:-}" = "--krel" ]; then
 	case "$KREL" in
 	6.1.*|6.1-*) KLINE=6.1 ;;
 	6.12.*) KLINE=6.12 ;;
-	*) die "$KREL: unsupported kernel line (6.1 and 6.12 are supported)" ;;
+	7.3.*) KLINE=7.3 ;;
+	*) die "$KREL: unsupported kernel line (6.1, 6.12 and 7.3 are supported)" ;;
 	esac
 	HDRPKG=linux-headers-$KREL
 else
@@ -47,7 +55,7 @@ else
 	HDRPKG=
 fi
 
-case "$KLINE" in 6.1|6.12) ;; *) die "KLINE=$KLINE: supported lines are 6.12 and 6.1" ;; esac
+case "$KLINE" in 6.1|6.12|7.3) ;; *) die "KLINE=$KLINE: supported lines are 6.12, 6.1 and 7.3" ;; esac
 case "$FLAVOUR" in
 generic) suffix=amd64 ;;
 rt) suffix=rt-amd64 ;;
@@ -61,11 +69,11 @@ SRCVER=$(pkg_version "$SRCPKG")
 if [ -z "$HDRPKG" ]; then
 	# Candidates: linux-headers-<line>.<abi>-<suffix>, e.g.
 	# linux-headers-6.12.118+deb12-amd64, linux-headers-6.1.0-57-rt-amd64.
-	cands=$(apt-cache pkgnames "linux-headers-$KLINE." 2>/dev/null |
+	cands=$(q apt-cache pkgnames "linux-headers-$KLINE." 2>/dev/null |
 		grep -E -- "-$suffix\$" | grep -v -E -- '-cloud-amd64$' |
 		{ if [ "$FLAVOUR" = generic ]; then grep -v -- -rt-amd64; else cat; fi; } || true)
 	# One apt-cache call for all of them: installed version, else candidate.
-	[ -n "$cands" ] && HDRPKG=$(apt-cache policy $cands 2>/dev/null | awk -v want="$SRCVER" '
+	[ -n "$cands" ] && HDRPKG=$(q apt-cache policy $cands 2>/dev/null | awk -v want="$SRCVER" '
 		/^[^ ]/ { pkg = $1; sub(":$", "", pkg) }
 		/Installed:/ { inst[pkg] = $2 }
 		/Candidate:/ { v = (inst[pkg] != "(none)") ? inst[pkg] : $2
@@ -82,5 +90,10 @@ echo "SRCVER=$SRCVER"
 echo "HDRPKG=$HDRPKG"
 echo "HDRVER=$(pkg_version "$HDRPKG")"
 echo "KREL=$KREL"
-echo "IMGPKG=linux-image-$KREL-unsigned"
+# 7.x images are split: the kernel (linux-binary) and its modules; 6.x
+# has one package, -unsigned beside the signed one.
+case "$KLINE" in
+6.*) echo "IMGPKG=linux-image-$KREL-unsigned" ;;
+*) echo "IMGPKG='linux-binary-$KREL linux-modules-$KREL'" ;;
+esac
 echo "KDIR=/lib/modules/$KREL/build"
