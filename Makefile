@@ -10,7 +10,8 @@
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, docs, testbed selftests;
 #                             installs what it needs, changes nothing else
-#   make symvers              the exported symbols' CRCs against Debian's
+#   make symvers              the exported symbols' CRCs and the shared structs'
+#                             layouts (BTF) against Debian's modules
 #   make sparse               sparse over the build, against the stock baseline
 #   make checkpatch           scripts/checkpatch.pl --strict on our files and patches
 #   make testbed [CMD=...]    boot the QEMU testbed with the kit's modules and

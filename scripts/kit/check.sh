@@ -92,6 +92,7 @@ prerequisites() {
 run_step prerequisites prerequisites || finish
 run_step build "$kit_top/scripts/kit/build.sh" || finish
 run_step symvers "$kit_top/scripts/kit/symvers.sh"
+run_step abi-guard "$kit_top/scripts/kit/abi-guard.sh" --self-test
 run_step sparse "$kit_top/scripts/kit/sparse.sh"
 run_step checkpatch "$kit_top/scripts/kit/checkpatch.sh"
 sel=$B/selftests
