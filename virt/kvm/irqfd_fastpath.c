@@ -140,7 +140,7 @@ work:
  */
 static void kvm_irqfd_fp_pin_timeout(struct timer_list *t)
 {
-	struct kvm_kernel_irqfd *irqfd = from_timer(irqfd, t, fastpath_timer);
+	struct kvm_kernel_irqfd *irqfd = timer_container_of(irqfd, t, fastpath_timer);
 
 	if (atomic_fetch_andnot(KVM_IRQFD_FP_PENDING, &irqfd->fastpath_state) &
 	    KVM_IRQFD_FP_PENDING)
@@ -293,7 +293,7 @@ void kvm_irqfd_fastpath_shutdown(struct kvm_kernel_irqfd *irqfd)
 	irq_bypass_unregister_consumer(&irqfd->consumer);
 	/* No handler arms it any more. */
 	if (irqfd->fastpath_vm)
-		del_timer_sync(&irqfd->fastpath_timer);
+		timer_delete_sync(&irqfd->fastpath_timer);
 	if (!(atomic_read_acquire(&irqfd->fastpath_state) &
 	      KVM_IRQFD_FP_QUEUED))
 		return;
