@@ -58,7 +58,13 @@ kit_files |
 
 # Our hook patches, in series order.  A patch that does not apply stops the
 # build and names itself.
-if [ "${KIT_STOCK:-0}" != 1 ]; then
+# A line without a hook series yet (7.3) gets the kit's irqbypass manager
+# and Debian's KVM and VFIO code, marked so that the glue leaves the kit's
+# KVM and VFIO objects out.
+if [ "${KIT_STOCK:-0}" != 1 ] && [ ! -f "$top/patches/$KLINE/series" ]; then
+	step "no patches/$KLINE yet: the kit's irqbypass, Debian's KVM and VFIO"
+	touch "$stage/.kit-manager-only"
+elif [ "${KIT_STOCK:-0}" != 1 ]; then
 	kit_apply_series "$top/patches/$KLINE" "$stage"
 else
 	touch "$stage/.kit-stock"	# the glue leaves our objects out
@@ -73,4 +79,6 @@ rsync -rlc --delete \
 	--filter='P .tmp*' --filter='P *.dwo' --filter='P .*.d' --filter='P *.ko.*' \
 	--filter='P .kit-*' \
 	"$stage/" "$tree/"
+# The filter keeps .kit-* markers: drop the one that no longer holds.
+[ -f "$stage/.kit-manager-only" ] || rm -f "$tree/.kit-manager-only"
 rm -rf "$stage"

@@ -32,6 +32,8 @@
 #include <linux/debugfs.h>
 #include <linux/slab.h>
 
+#include "irqbypass_callbacks.h"
+
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("IRQ bypass manager utility module (kvm-irqbypass kit)");
 MODULE_VERSION(KVM_IRQBYPASS_VERSION);
@@ -176,58 +178,20 @@ static void irqbp_unpublish(struct irqbp_entry *e)
 		synchronize_rcu();
 }
 
-/*
- * The stock manager's order: producer stop, consumer stop, producer add,
- * consumer add (undoing the producer's add if the consumer's fails),
- * consumer start, producer start.  A fast-only producer runs none.
- */
+/* A fast-only producer runs no callback. */
 static int irqbp_connect(struct irq_bypass_producer *prod,
 			 struct irq_bypass_consumer *cons)
 {
-	int ret = 0;
-
 	if (irqbp_prod_is(prod, IRQBP_FAST_ONLY))
 		return 0;
-	if (prod->stop)
-		prod->stop(prod);
-	if (cons->stop)
-		cons->stop(cons);
-
-	if (prod->add_consumer)
-		ret = prod->add_consumer(prod, cons);
-	if (!ret && cons->add_producer) {
-		ret = cons->add_producer(cons, prod);
-		if (ret && prod->del_consumer)
-			prod->del_consumer(prod, cons);
-	}
-
-	if (cons->start)
-		cons->start(cons);
-	if (prod->start)
-		prod->start(prod);
-	return ret;
+	return irqbp_callbacks_connect(prod, cons);
 }
 
-/* Stock order: stop both, consumer del, producer del, start both. */
 static void irqbp_disconnect(struct irq_bypass_producer *prod,
 			     struct irq_bypass_consumer *cons)
 {
-	if (irqbp_prod_is(prod, IRQBP_FAST_ONLY))
-		return;
-	if (prod->stop)
-		prod->stop(prod);
-	if (cons->stop)
-		cons->stop(cons);
-
-	if (cons->del_producer)
-		cons->del_producer(cons, prod);
-	if (prod->del_consumer)
-		prod->del_consumer(prod, cons);
-
-	if (cons->start)
-		cons->start(cons);
-	if (prod->start)
-		prod->start(prod);
+	if (!irqbp_prod_is(prod, IRQBP_FAST_ONLY))
+		irqbp_callbacks_disconnect(prod, cons);
 }
 
 static int irqbp_register_producer(struct irq_bypass_producer *producer,

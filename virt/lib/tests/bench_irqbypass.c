@@ -24,6 +24,7 @@
  */
 
 #include <linux/irqbypass.h>
+#include <linux/kvm_irqbypass_compat.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -69,25 +70,35 @@ MODULE_PARM_DESC(fast_pairs, "pairs for the kit-with-fast-handlers figure (0: sk
 
 struct bench_mgr {
 	const char *name;
-	int (*reg_prod)(struct irq_bypass_producer *prod);
+	int (*reg_prod)(struct irq_bypass_producer *prod, void *key);
 	void (*unreg_prod)(struct irq_bypass_producer *prod);
-	int (*reg_cons)(struct irq_bypass_consumer *cons);
+	int (*reg_cons)(struct irq_bypass_consumer *cons, void *key);
 	void (*unreg_cons)(struct irq_bypass_consumer *cons);
 };
 
 static const struct bench_mgr stock_mgr = {
 	.name = "stock",
-	.reg_prod = stock_irq_bypass_register_producer,
+	.reg_prod = bench_stock_reg_prod,
 	.unreg_prod = stock_irq_bypass_unregister_producer,
-	.reg_cons = stock_irq_bypass_register_consumer,
+	.reg_cons = bench_stock_reg_cons,
 	.unreg_cons = stock_irq_bypass_unregister_consumer,
 };
 
+static int kit_reg_prod(struct irq_bypass_producer *prod, void *key)
+{
+	return irqbp_compat_reg_prod(irq_bypass_register_producer, prod, key);
+}
+
+static int kit_reg_cons(struct irq_bypass_consumer *cons, void *key)
+{
+	return irqbp_compat_reg_cons(irq_bypass_register_consumer, cons, key);
+}
+
 static const struct bench_mgr kit_mgr = {
 	.name = "kit",
-	.reg_prod = irq_bypass_register_producer,
+	.reg_prod = kit_reg_prod,
 	.unreg_prod = irq_bypass_unregister_producer,
-	.reg_cons = irq_bypass_register_consumer,
+	.reg_cons = kit_reg_cons,
 	.unreg_cons = irq_bypass_unregister_consumer,
 };
 
@@ -95,26 +106,26 @@ static const struct bench_mgr kit_mgr = {
  * "Manager" that does nothing: times the harness itself (random order,
  * touching the objects), printed with verbose=1.
  */
-static int null_reg_prod(struct irq_bypass_producer *prod)
+static int null_reg_prod(struct irq_bypass_producer *prod, void *key)
 {
-	WRITE_ONCE(prod->node.next, NULL);
+	WRITE_ONCE(prod->stop, NULL);
 	return 0;
 }
 
 static void null_unreg_prod(struct irq_bypass_producer *prod)
 {
-	WRITE_ONCE(prod->node.next, NULL);
+	WRITE_ONCE(prod->stop, NULL);
 }
 
-static int null_reg_cons(struct irq_bypass_consumer *cons)
+static int null_reg_cons(struct irq_bypass_consumer *cons, void *key)
 {
-	WRITE_ONCE(cons->node.next, NULL);
+	WRITE_ONCE(cons->stop, NULL);
 	return 0;
 }
 
 static void null_unreg_cons(struct irq_bypass_consumer *cons)
 {
-	WRITE_ONCE(cons->node.next, NULL);
+	WRITE_ONCE(cons->stop, NULL);
 }
 
 static const struct bench_mgr null_mgr = {
@@ -201,9 +212,7 @@ static int bench_alloc(struct bench_set *s, unsigned int n)
 		s->tokens[i] = kmalloc(48, GFP_KERNEL);
 		if (!s->tokens[i])
 			return -ENOMEM;
-		s->prod[i].token = s->tokens[i];
 		s->prod[i].irq = i;
-		s->cons[i].token = s->tokens[i];
 		s->cons[i].add_producer = bench_add_producer;
 		s->cons[i].del_producer = bench_del_producer;
 	}
@@ -232,9 +241,9 @@ static s64 bench_round(const struct bench_mgr *m, struct bench_set *s)
 	for (i = 0; i < 2 * s->n; i++) {
 		k = s->reg_order[i];
 		if (k & 1)
-			ret = m->reg_cons(&s->cons[k >> 1]);
+			ret = m->reg_cons(&s->cons[k >> 1], s->tokens[k >> 1]);
 		else
-			ret = m->reg_prod(&s->prod[k >> 1]);
+			ret = m->reg_prod(&s->prod[k >> 1], s->tokens[k >> 1]);
 		if (ret) {
 			pr_err("irqbypass_bench: %s: register failed: %d\n",
 			       m->name, ret);
@@ -308,12 +317,12 @@ static s64 bench_fast(unsigned int n)
 		goto out;
 	t0 = ktime_get_ns();
 	for (i = 0; i < n && !ret; i++) {
-		ret = irq_bypass_register_fast_consumer(&s.cons[i],
-							bench_fast_handler);
+		ret = irqbp_compat_reg_fast_cons(&s.cons[i], s.tokens[i],
+						 bench_fast_handler);
 		/* As vfio-pci does: unpairing waits with synchronize_hardirq(). */
 		s.prod[i].irq = i + 1;
 		if (!ret)
-			ret = irq_bypass_register_fast_producer(&s.prod[i], 0);
+			ret = irqbp_compat_reg_fast_prod(&s.prod[i], s.tokens[i], 0);
 	}
 	for (i = 0; i < n; i++) {
 		irq_bypass_unregister_producer(&s.prod[i]);

@@ -6,9 +6,10 @@
 struct irq_bypass_producer;
 struct irq_bypass_consumer;
 
-int stock_irq_bypass_register_producer(struct irq_bypass_producer *prod);
+/* Registration of the line's API with the key passed, as the kit's. */
+int bench_stock_reg_prod(struct irq_bypass_producer *prod, void *key);
+int bench_stock_reg_cons(struct irq_bypass_consumer *cons, void *key);
 void stock_irq_bypass_unregister_producer(struct irq_bypass_producer *prod);
-int stock_irq_bypass_register_consumer(struct irq_bypass_consumer *cons);
 void stock_irq_bypass_unregister_consumer(struct irq_bypass_consumer *cons);
 
 #endif /* BENCH_IRQBYPASS_H */

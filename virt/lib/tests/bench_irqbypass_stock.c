@@ -18,6 +18,8 @@
 #include <linux/export.h>
 #include <linux/module.h>
 
+#include <linux/kvm_irqbypass_compat.h>
+
 #include "bench_irqbypass.h"
 
 /* Still checked at compile time, but neither exported nor in modinfo. */
@@ -29,3 +31,13 @@
 #define MODULE_DESCRIPTION(desc) static_assert(sizeof(desc) > 1)
 
 #include IRQBYPASS_STOCK_SRC
+
+int bench_stock_reg_prod(struct irq_bypass_producer *prod, void *key)
+{
+	return irqbp_compat_reg_prod(stock_irq_bypass_register_producer, prod, key);
+}
+
+int bench_stock_reg_cons(struct irq_bypass_consumer *cons, void *key)
+{
+	return irqbp_compat_reg_cons(stock_irq_bypass_register_consumer, cons, key);
+}

@@ -33,6 +33,7 @@
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/irqbypass.h>
+#include <linux/kvm_irqbypass_compat.h>
 #include <linux/lockdep.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -137,10 +138,9 @@ static int kit_fp_pair(struct kit_fp *fp, int eventfd)
 	atomic64_set(&fp->hits, 0);
 	atomic64_set(&fp->misses, 0);
 	atomic64_set(&fp->signalled, 0);
-	fp->prod.token = ctx;
 	fp->trigger = ctx;
 	fp->prod.irq = 0;
-	ret = irq_bypass_register_fast_producer(&fp->prod, IRQ_BYPASS_FAST_ONLY);
+	ret = irqbp_compat_reg_fast_prod(&fp->prod, ctx, IRQ_BYPASS_FAST_ONLY);
 	if (ret) {
 		fp->trigger = NULL;
 		eventfd_ctx_put(ctx);
@@ -236,8 +236,7 @@ static int kit_fp_open(struct inode *inode, struct file *file)
 	if (!fp)
 		return -ENOMEM;
 	mutex_init(&fp->lock);
-	hrtimer_init(&fp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	fp->timer.function = kit_fp_timer;
+	hrtimer_setup(&fp->timer, kit_fp_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	init_irq_work(&fp->signal_work, kit_fp_signal_work);
 	file->private_data = fp;
 	return 0;

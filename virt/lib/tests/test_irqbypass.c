@@ -18,6 +18,7 @@
 #include <linux/hardirq.h>
 #include <linux/hrtimer.h>
 #include <linux/irqbypass.h>
+#include <linux/kvm_irqbypass_compat.h>
 #include <linux/kernel.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -81,6 +82,7 @@ static bool evlog_is(const char *expect)
 
 struct tprod {
 	struct irq_bypass_producer p;
+	void *key;
 	int add_ret;
 	bool log;
 	bool paired;
@@ -88,6 +90,7 @@ struct tprod {
 
 struct tcons {
 	struct irq_bypass_consumer c;
+	void *key;
 	int add_ret;
 	bool log;
 	bool paired;
@@ -199,15 +202,36 @@ static int tfast(struct tprod *tp)
 	return ret;
 }
 
+/* Registration with the object's key, as each line's API takes it. */
+static int tp_reg_flags(struct tprod *tp, unsigned int flags)
+{
+	return irqbp_compat_reg_fast_prod(&tp->p, tp->key, flags);
+}
+
 static int tp_register(struct tprod *tp)
 {
-	return irq_bypass_register_fast_producer(&tp->p, 0);
+	return tp_reg_flags(tp, 0);
+}
+
+static int tp_reg_plain(struct tprod *tp)
+{
+	return irqbp_compat_reg_prod(irq_bypass_register_producer, &tp->p, tp->key);
+}
+
+static int tc_reg(struct tcons *tc)
+{
+	return irqbp_compat_reg_cons(irq_bypass_register_consumer, &tc->c, tc->key);
+}
+
+static int tc_reg_fast(struct tcons *tc, irq_bypass_fast_handler_t handler)
+{
+	return irqbp_compat_reg_fast_cons(&tc->c, tc->key, handler);
 }
 
 static void tprod_init(struct tprod *tp, void *token, int irq)
 {
 	memset(tp, 0, sizeof(*tp));
-	tp->p.token = token;
+	tp->key = token;
 	tp->p.irq = irq;
 	tp->p.add_consumer = tp_add;
 	tp->p.del_consumer = tp_del;
@@ -219,7 +243,7 @@ static void tprod_init(struct tprod *tp, void *token, int irq)
 static void tcons_init(struct tcons *tc, void *token)
 {
 	memset(tc, 0, sizeof(*tc));
-	tc->c.token = token;
+	tc->key = token;
 	tc->c.add_producer = tc_add;
 	tc->c.del_producer = tc_del;
 	tc->c.stop = tc_stop;
@@ -317,17 +341,17 @@ static void test_invalid_args(void)
 
 	tprod_init(&p, NULL, 1);
 	EXPECT_EQ(tp_register(&p), -EINVAL);
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), -EINVAL);
+	EXPECT_EQ(tp_reg_plain(&p), -EINVAL);
 	tprod_init(&p, &tok[0], 1);
-	EXPECT_EQ(irq_bypass_register_fast_producer(&p.p, 2), -EINVAL);
+	EXPECT_EQ(tp_reg_flags(&p, 2), -EINVAL);
 	tcons_init(&c, NULL);
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
+	EXPECT_EQ(tc_reg(&c), -EINVAL);
 	tcons_init(&c, &tok[0]);
 	c.c.add_producer = NULL;
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
+	EXPECT_EQ(tc_reg(&c), -EINVAL);
 	tcons_init(&c, &tok[0]);
 	c.c.del_producer = NULL;
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
+	EXPECT_EQ(tc_reg(&c), -EINVAL);
 	EXPECT(!token_known(&tok[0]));
 	EXPECT(evlog_is(""));
 }
@@ -343,7 +367,7 @@ static void test_pair_producer_first(void)
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(""));
 	EXPECT(token_known(&tok[0]) && !token_paired(&tok[0]));
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 	EXPECT(token_paired(&tok[0]) && p.paired && c.paired);
 
@@ -364,7 +388,7 @@ static void test_pair_consumer_first(void)
 	tprod_init(&p, &tok[1], 0);
 	tcons_init(&c, &tok[1]);
 
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT(evlog_is(""));
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
@@ -395,21 +419,25 @@ static void test_ebusy(void)
 	tcons_init(&c2, &tok[2]);
 
 	EXPECT_EQ(tp_register(&p1), 0);
-	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), 0);
+	EXPECT_EQ(tc_reg(&c1), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 
 	EXPECT_EQ(tp_register(&p2), -EBUSY);
-	EXPECT_EQ(irq_bypass_register_producer(&p2.p), -EBUSY);
-	EXPECT_EQ(tp_register(&p1), -EBUSY);
-	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), -EBUSY);
-	/* The same objects under another token are still the same objects. */
-	p1.p.token = &tok[3];
-	c1.c.token = &tok[3];
-	EXPECT_EQ(tp_register(&p1), -EBUSY);
-	EXPECT_EQ(irq_bypass_register_consumer(&c1.c), -EBUSY);
-	EXPECT(!token_known(&tok[3]));
-	p1.p.token = &tok[2];
-	c1.c.token = &tok[2];
+	EXPECT_EQ(tp_reg_plain(&p2), -EBUSY);
+	if (IRQBP_REREGISTER_EBUSY) {
+		EXPECT_EQ(tp_register(&p1), -EBUSY);
+		EXPECT_EQ(tc_reg(&c1), -EBUSY);
+		/* The same objects under another token are the same objects. */
+		p1.key = &tok[3];
+		c1.key = &tok[3];
+		EXPECT_EQ(tp_register(&p1), -EBUSY);
+		EXPECT_EQ(tc_reg(&c1), -EBUSY);
+		EXPECT(!token_known(&tok[3]));
+		p1.key = &tok[2];
+		c1.key = &tok[2];
+		irqbp_compat_set_key(&p1.p, p1.key);
+		irqbp_compat_set_key(&c1.c, c1.key);
+	}
 	EXPECT(evlog_is(""));
 	EXPECT(token_paired(&tok[2]) && p1.paired && c1.paired);
 	EXPECT(!p2.paired);
@@ -419,7 +447,7 @@ static void test_ebusy(void)
 	EXPECT(evlog_is(""));
 	EXPECT(token_paired(&tok[2]));
 	/* A second consumer is refused (test_shared_token), then forgotten. */
-	EXPECT_EQ(irq_bypass_register_consumer(&c2.c), -EBUSY);
+	EXPECT_EQ(tc_reg(&c2), -EBUSY);
 	EXPECT(!c2.paired);
 	irq_bypass_unregister_consumer(&c2.c);
 	EXPECT(evlog_is(""));
@@ -440,7 +468,7 @@ static void test_consumer_add_fails(void)
 	c.add_ret = -EIO;
 
 	EXPECT_EQ(tp_register(&p), 0);
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EIO);
+	EXPECT_EQ(tc_reg(&c), -EIO);
 	/* The producer's add is undone, both quiesced and restarted. */
 	EXPECT(evlog_is("Pstop Cstop Padd Cadd Pdel Cstart Pstart"));
 	EXPECT(!p.paired && !c.paired);
@@ -452,7 +480,7 @@ static void test_consumer_add_fails(void)
 
 	/* A working consumer pairs with the same producer afterwards. */
 	c.add_ret = 0;
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 	EXPECT(token_paired(&tok[0]));
 	irq_bypass_unregister_consumer(&c.c);
@@ -470,7 +498,7 @@ static void test_producer_add_fails(void)
 	tcons_init(&c, &tok[1]);
 	p.add_ret = -ENOSPC;
 
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT_EQ(tp_register(&p), -ENOSPC);
 	/* The consumer's add is never called when the producer's fails. */
 	EXPECT(evlog_is("Pstop Cstop Padd Cstart Pstart"));
@@ -510,12 +538,13 @@ static void test_unregister_unknown(void)
 
 	/*
 	 * Never registered, with the token of a registered pair, zeroed, as a
-	 * copy of the registered objects and with garbage in ->node.
+	 * copy of the registered objects and with garbage in the fields the
+	 * manager owns.
 	 */
 	tprod_init(&p, &tok[4], 0);
 	tcons_init(&c, &tok[4]);
 	EXPECT_EQ(tp_register(&p), 0);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT(evlog_is(CONNECT_ORDER));
 
 	irq_bypass_unregister_producer(&other_p.p);
@@ -524,8 +553,10 @@ static void test_unregister_unknown(void)
 	other_c = c;
 	irq_bypass_unregister_producer(&other_p.p);
 	irq_bypass_unregister_consumer(&other_c.c);
-	memset(&other_p.p.node, 0x5a, sizeof(other_p.p.node));
-	memset(&other_c.c.node, 0x5a, sizeof(other_c.c.node));
+	memset(&irqbp_prod_private(&other_p.p), 0x5a,
+	       sizeof(irqbp_prod_private(&other_p.p)));
+	memset(&irqbp_cons_private(&other_c.c), 0x5a,
+	       sizeof(irqbp_cons_private(&other_c.c)));
 	irq_bypass_unregister_producer(&other_p.p);
 	irq_bypass_unregister_consumer(&other_c.c);
 	EXPECT(evlog_is(""));
@@ -562,7 +593,7 @@ static void test_fastpath(void)
 	EXPECT_EQ(tfast(&p), -ENODEV);
 
 	/* Consumer first: published on pairing. */
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT_EQ(tfast(&p), 0);
@@ -582,14 +613,14 @@ static void test_fastpath(void)
 	/* Consumer gone: never called; back without a handler: not either. */
 	irq_bypass_unregister_consumer(&c.c);
 	EXPECT_EQ(tfast(&p), -ENODEV);
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT(token_paired(&tok[7]));
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(atomic_read(&c.calls), 3);
 	irq_bypass_unregister_consumer(&c.c);
 
 	/* Producer first: published at once; producer gone: not called. */
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT_EQ(tfast(&p), 0);
 	irq_bypass_unregister_producer(&p.p);
 	EXPECT_EQ(tfast(&p), -ENODEV);
@@ -599,7 +630,7 @@ static void test_fastpath(void)
 	EXPECT_EQ(tp_register(&p), 0);
 	irq_bypass_unregister_consumer(&c.c);
 	c.add_ret = -EIO;
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EIO);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), -EIO);
 	c.add_ret = 0;
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	irq_bypass_unregister_producer(&p.p);
@@ -623,8 +654,8 @@ static void test_fast_only(void)
 	tcons_init(&c, &tok[6]);
 	c.expect_prod = &p;
 
-	EXPECT_EQ(irq_bypass_register_fast_producer(&p.p, IRQ_BYPASS_FAST_ONLY), 0);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tp_reg_flags(&p, IRQ_BYPASS_FAST_ONLY), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT(evlog_is(""));
 	EXPECT(token_paired(&tok[6]));
 	/* tc_handler counts a bad call unless the consumer was added. */
@@ -636,7 +667,7 @@ static void test_fast_only(void)
 	EXPECT_EQ(tfast(&p), -ENODEV);
 
 	/* Consumer without a handler: paired, never published. */
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), 0);
+	EXPECT_EQ(tc_reg(&c), 0);
 	EXPECT(evlog_is(""));
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	irq_bypass_unregister_consumer(&c.c);
@@ -665,16 +696,16 @@ static void test_fast_only_consumer(void)
 	c.c.start = NULL;
 	c.expect_prod = &p;
 
-	EXPECT_EQ(irq_bypass_register_consumer(&c.c), -EINVAL);
+	EXPECT_EQ(tc_reg(&c), -EINVAL);
 	c.c.del_producer = tc_del;
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EINVAL);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), -EINVAL);
 	c.c.del_producer = NULL;
 	c.c.add_producer = tc_add;
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), -EINVAL);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), -EINVAL);
 	c.c.add_producer = NULL;
 	EXPECT(!token_known(&tok[6]));
 
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(evlog_is("Pstop Padd Pstart"));
 	EXPECT(token_paired(&tok[6]));
@@ -703,8 +734,8 @@ static void test_opt_in(void)
 	p.log = false;
 	c.log = false;
 
-	EXPECT_EQ(irq_bypass_register_producer(&p.p), 0);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tp_reg_plain(&p), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	EXPECT(token_paired(&tok[6]));
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT_EQ(atomic_read(&c.calls), 0);
@@ -737,31 +768,31 @@ static void test_shared_token(void)
 	c2.log = false;
 
 	EXPECT_EQ(tp_register(&p), 0);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c1.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c1, tc_handler), 0);
 	EXPECT_EQ(tfast(&p), 0);
 
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	EXPECT_EQ(tc_reg_fast(&c2, tc_handler), -EBUSY);
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	EXPECT(token_paired(&tok[5]) && c1.paired && !c2.paired);
 	/* Refused twice, still one to forget. */
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	EXPECT_EQ(tc_reg_fast(&c2, tc_handler), -EBUSY);
 	irq_bypass_unregister_consumer(&c2.c);
 	EXPECT_EQ(tfast(&p), 0);
 	EXPECT_EQ(atomic_read(&c1.calls), 2);
 
 	/* The first one leaves while the second waits: still no fast path. */
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	EXPECT_EQ(tc_reg_fast(&c2, tc_handler), -EBUSY);
 	irq_bypass_unregister_consumer(&c1.c);
 	EXPECT_EQ(tfast(&p), -ENODEV);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c1.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c1, tc_handler), 0);
 	EXPECT_EQ(tfast(&p), -ENODEV);
 	irq_bypass_unregister_consumer(&c2.c);
 	EXPECT_EQ(tfast(&p), 0);
 
 	/* A refused consumer that registers once the slot is free pairs. */
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), -EBUSY);
+	EXPECT_EQ(tc_reg_fast(&c2, tc_handler), -EBUSY);
 	irq_bypass_unregister_consumer(&c1.c);
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c2.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c2, tc_handler), 0);
 	EXPECT_EQ(tfast(&p), 0);
 	EXPECT(c2.paired);
 	irq_bypass_unregister_consumer(&c2.c);
@@ -786,7 +817,7 @@ static void test_debugfs(void)
 	EXPECT_EQ(tp_register(&p), 0);
 	EXPECT(token_line(&tok[3], line, sizeof(line)) &&
 	       !strcmp(line, "1 0 0 4242 0 0 0"));
-	EXPECT_EQ(irq_bypass_register_fast_consumer(&c.c, tc_handler), 0);
+	EXPECT_EQ(tc_reg_fast(&c, tc_handler), 0);
 	if (!token_line(&tok[3], line, sizeof(line))) {
 		cur_skip = "debugfs not mounted";
 	} else {
@@ -833,13 +864,11 @@ static void test_many_tokens(void)
 		if (i & 1)
 			EXPECT_EQ(tp_register(&p[i]), 0);
 		else
-			EXPECT_EQ(irq_bypass_register_fast_consumer(&c[i].c,
-								    tc_handler), 0);
+			EXPECT_EQ(tc_reg_fast(&c[i], tc_handler), 0);
 	}
 	for (i = n - 1; i >= 0; i--) {
 		if (i & 1)
-			EXPECT_EQ(irq_bypass_register_fast_consumer(&c[i].c,
-								    tc_handler), 0);
+			EXPECT_EQ(tc_reg_fast(&c[i], tc_handler), 0);
 		else
 			EXPECT_EQ(tp_register(&p[i]), 0);
 	}
@@ -941,10 +970,9 @@ static int ct_consumer_thread(void *unused)
 			pr->c_reg = false;
 		} else {
 			if (get_random_u32() % 4)
-				ret = irq_bypass_register_fast_consumer(&pr->c.c,
-									tc_handler);
+				ret = tc_reg_fast(&pr->c, tc_handler);
 			else
-				ret = irq_bypass_register_consumer(&pr->c.c);
+				ret = tc_reg(&pr->c);
 			if (ret)
 				atomic_inc(&pr->c.bad_calls);
 			else
@@ -975,8 +1003,7 @@ static void test_concurrency(void)
 		ct[i].c.handler_ret = 5;	/* refuse every 5th interrupt */
 	}
 
-	hrtimer_init(&ct_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ct_timer.function = ct_timer_fn;
+	hrtimer_setup(&ct_timer, ct_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	hrtimer_start(&ct_timer, ns_to_ktime(CT_PERIOD_NS), HRTIMER_MODE_REL_HARD);
 
 	tp = kthread_run(ct_producer_thread, NULL, "irqbp_test_prod");
@@ -1002,7 +1029,7 @@ static void test_concurrency(void)
 			irq_bypass_unregister_producer(&pr->p.p);
 		if (pr->c_reg)
 			irq_bypass_unregister_consumer(&pr->c.c);
-		EXPECT(!token_known(pr->p.p.token));
+		EXPECT(!token_known(pr->p.key));
 
 		/* Every interrupt delivered exactly once: fast or fallback. */
 		EXPECT_EQ(fast + fallback, raised);
