@@ -6,7 +6,9 @@
 #   make help                 this list
 #   make                      build for Debian 6.12 generic (default; also
 #                             make all, make modules)
-#   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1, FLAVOUR generic|rt)
+#   make KLINE=6.1 FLAVOUR=rt the other targets (KLINE 6.12|6.1|7.3, FLAVOUR
+#                             generic|rt, DEBIAN 12|13: 7.3 and DEBIAN=13 build
+#                             in a trixie root, scripts/kit/root.sh)
 #   make list                 kernel packages apt offers for each target
 #   make check                build, sparse, checkpatch, docs, testbed selftests;
 #                             installs what it needs, changes nothing else
