@@ -69,17 +69,15 @@ t=$B/$KREL.abi-test
 rm -rf "$t"
 mkdir -p "$t/virt/lib" "$t/arch/x86/kvm" "$t/drivers/vfio/pci"
 cp -r "$B/$KREL/include" "$t/include"
-cp "$B/$KREL/virt/lib/irqbypass.c" "$t/virt/lib/"
+cp "$B/$KREL"/virt/lib/*.[ch] "$t/virt/lib/"
+grep -v 'tests/' "$B/$KREL/virt/lib/Kbuild" > "$t/virt/lib/Kbuild"
 sed -i '/^struct irq_bypass_producer {/a\	int kit_abi_test;' "$t/include/linux/irqbypass.h"
 grep -q kit_abi_test "$t/include/linux/irqbypass.h" || die "self-test: no producer to change"
-echo 'obj-m := irqbypass.o' > "$t/virt/lib/Kbuild"
 ln -s "$B/$KREL/arch/x86/kvm/kvm.ko" "$t/arch/x86/kvm/kvm.ko"
 ln -s "$B/$KREL/drivers/vfio/pci/vfio-pci-core.ko" "$t/drivers/vfio/pci/vfio-pci-core.ko"
 kit_in_root make -C "$KDIR" M="$t/virt/lib" KCFLAGS=-Werror \
 	NOSTDINC_FLAGS="-nostdinc -I$t/include -I$B/$KREL/include/uapi" modules > "$t/build.log" 2>&1 ||
 	{ tail -n 20 "$t/build.log" >&2; die "self-test: building the changed irqbypass.ko failed"; }
-cp "$t/virt/lib/irqbypass.ko" "$t/virt/lib/irqbypass.ko.tmp"
-mv "$t/virt/lib/irqbypass.ko.tmp" "$t/virt/lib/irqbypass.ko"
 if out=$(compare "$t"); then
 	echo "$out"
 	die "self-test: the guard passed a producer with a member added"

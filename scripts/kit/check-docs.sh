@@ -84,11 +84,11 @@ comm -23 <(echo "$doc_tests") <(sort -u <(echo "$tests") <(echo "$others")) |
 	differ "layout.rst's Test names lists a test that does not exist"
 
 # make check's steps.
-steps=$(grep -o 'run_step [a-z0-9-]*' "$top/scripts/kit/check.sh" |
+steps=$(grep -o 'run_step [a-z0-9.-]*' "$top/scripts/kit/check.sh" |
 	awk '{ print $2 }' | sort -u)
 doc_steps=$(awk '/^step +passes when$/ { on = 1; getline; next }
 	on && /^=+ +=+$/ { exit }
-	on && /^[a-z0-9-]+ / { print $1 }' "$testing" | sort -u)
+	on && /^[a-z0-9.-]+ / { print $1 }' "$testing" | sort -u)
 comm -23 <(echo "$steps") <(echo "$doc_steps") |
 	differ "make check step missing from testing.rst's step table"
 comm -23 <(echo "$doc_steps") <(echo "$steps") |

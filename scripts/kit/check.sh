@@ -73,6 +73,11 @@ rt_storm() {
 		[[ " ${TESTBED:-qemu} " == *" qemu "* ]] &&
 		[[ " ${KIT_CHECK_SKIP:-} " != *" rt-storm "* ]]
 }
+# The debian13 steps run: a generic target of Debian 12, the QEMU testbed.
+debian13() {
+	[ "$FLAVOUR" = generic ] && [ "${KIT_DEBUG:-0}" != 1 ] && [ "$DEBIAN" = 12 ] &&
+		[[ " ${TESTBED:-qemu} " == *" qemu "* ]]
+}
 prerequisites() {
 	local p=("$SRCPKG" "$HDRPKG" make gcc libc6-dev rsync patch xz-utils
 		 dwarves kmod sparse busybox-static cpio python3 dpkg-dev
@@ -86,6 +91,7 @@ prerequisites() {
 	done
 	[ "${KIT_DEBUG:-0}" = 1 ] && p+=(bc bison flex libelf-dev libssl-dev)
 	rt_storm && p+=("linux-headers-${KREL%-amd64}-rt-amd64")
+	debian13 && p+=(debootstrap)
 	kit_need_pkgs "${p[@]}" &&
 		"$kit_top/scripts/kit/host-state.sh" "$log/host-state.before"
 }
@@ -217,6 +223,25 @@ if rt_storm; then
 			--timeout 600 --trace-events vfio_fastpath -- bash -c \
 			"tools/testbed/module_params.sh && $2/run_tests.sh vfio_storm vfio_msi_no_target"' \
 		- "$kit_top" "$sel"
+fi
+# debian13-6.12 and debian13-7.3: Debian 13's kernels, built in the trixie
+# root of scripts/kit/root.sh (made once, about 30 s; the target's source
+# and headers go into the root, never onto this machine).  6.12.x+deb13:
+# the kit as on Debian 12, its CRCs and struct layouts, the module checks
+# and the selftests.  7.3: the kit's irqbypass manager alone (no
+# patches/7.3 yet): the layouts through BTF (its CRCs are all 0), the
+# manager's in-kernel tests and stock vhost_vdpa against it.  About 5
+# minutes together, most of it the first downloads.
+if debian13; then
+	run_step debian13-6.12 env -u KREL KLINE=6.12 DEBIAN=13 bash -c \
+		'"$1/scripts/kit/build.sh" && "$1/scripts/kit/symvers.sh" &&
+		"$1/scripts/kit/testbed.sh" --modules kit --name check-deb13 --timeout 900 -- \
+			tools/testbed/run_all_tests.sh "$2"' \
+		- "$kit_top" "$sel"
+	run_step debian13-7.3 env -u KREL KLINE=7.3 bash -c \
+		'"$1/scripts/kit/build.sh" && "$1/scripts/kit/symvers.sh" &&
+		"$1/scripts/kit/testbed.sh" --modules kit --name check-7.3 --timeout 600 -- \
+			tools/testbed/manager_checks.sh' - "$kit_top"
 fi
 # stock-irqbypass: a stock irqbypass loaded first (as by an initramfs built
 # before the kit was installed), then modprobe kvm_amd and vfio_pci with the
