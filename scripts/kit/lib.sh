@@ -177,10 +177,15 @@ kit_target() {
 # KIT_ROOT, the build root of that release when it is not the host's
 # (scripts/kit/root.sh; empty: the host builds it).  7.3 is Debian 13's
 # (trixie-backports), 6.1 Debian 12's; 6.12 is both, the host's release
-# unless DEBIAN says otherwise; a KREL says it itself (+deb13).
+# unless DEBIAN says otherwise; a KREL says it itself (+deb13).  A DEBIAN
+# exported by a parent script for another line (KIT_DEBIAN_LINE) is not a
+# choice for this one.
 kit_release() {
 	local host
 	host=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+	if [ -n "${KIT_DEBIAN_LINE:-}" ] && [ "$KIT_DEBIAN_LINE" != "${KLINE:-6.12}" ]; then
+		unset DEBIAN
+	fi
 	if [ -n "${KREL:-}" ]; then
 		case "$KREL" in *+deb13*) DEBIAN=13 ;; *+deb12* | 6.1.*) DEBIAN=12 ;; esac
 	fi
@@ -196,7 +201,8 @@ kit_release() {
 		KIT_ROOT=$("$kit_top/scripts/kit/root.sh" "$(kit_codename "$DEBIAN")") ||
 			die "no Debian $DEBIAN build root"
 	fi
-	export DEBIAN KIT_ROOT
+	KIT_DEBIAN_LINE=${KLINE:-6.12}
+	export DEBIAN KIT_ROOT KIT_DEBIAN_LINE
 }
 
 kit_codename() {

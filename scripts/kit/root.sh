@@ -26,15 +26,16 @@ base_pkgs=gcc,make,libc6-dev,libelf-dev,libssl-dev,pahole,xz-utils,bc,kmod
 
 root_dir() { echo "${KIT_CACHE:-/var/cache/kvm-irqbypass}/roots/$1"; }
 
+# Progress goes to stderr: callers take the root's path from stdout.
 make_root() {
 	local rel=$1 dir start=$SECONDS
 	dir=$(root_dir "$rel")
 	[ -f "$dir/.kit-root" ] && return 0
 	[ "$(id -u)" -eq 0 ] || die "making the $rel build root needs root (debootstrap)"
-	command -v debootstrap > /dev/null || kit_need_pkgs debootstrap
+	command -v debootstrap > /dev/null || kit_need_pkgs debootstrap >&2
 	[ -f "/usr/share/debootstrap/scripts/$rel" ] ||
 		die "this debootstrap does not know $rel"
-	step "making a Debian $rel build root in $dir (debootstrap, once)"
+	step "making a Debian $rel build root in $dir (debootstrap, once)" >&2
 	rm -rf "$dir.tmp"
 	mkdir -p "$dir.tmp"
 	debootstrap --variant=minbase --include="$base_pkgs" "$rel" "$dir.tmp" \
@@ -51,7 +52,7 @@ make_root() {
 	echo "$rel" > "$dir.tmp/.kit-root"
 	mv "$dir.tmp.log" "$dir.tmp/kit-root.log"
 	mv "$dir.tmp" "$dir"
-	step "made the $rel root in $((SECONDS - start)) s"
+	step "made the $rel root in $((SECONDS - start)) s" >&2
 }
 
 # The root's package lists are refreshed when older than a day, so that a
