@@ -519,7 +519,11 @@ static int irqbp_tokens_open(struct inode *inode, struct file *file)
 	return single_open(file, irqbp_tokens_show, NULL);
 }
 
-/* .owner keeps the module loaded while the file is open. */
+/*
+ * .owner keeps the module loaded while the file is open.  Not
+ * DEFINE_SHOW_ATTRIBUTE(): kernel_read(), which test_irqbypass uses, needs
+ * .read_iter.
+ */
 static const struct file_operations irqbp_tokens_fops = {
 	.owner		= THIS_MODULE,
 	.open		= irqbp_tokens_open,
